@@ -1,0 +1,74 @@
+"""Generate the student stubs from the reference solution (command ``exercises``).
+
+Everything between a ``### BEGIN SOLUTION`` line and its ``### END SOLUTION``
+line is replaced by the two lines nbgrader also uses, indented like the
+markers; every other byte of the reference is kept, so signatures and
+docstrings cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from . import paths
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
+
+
+class MarkerError(ValueError):
+    """The solution markers are unbalanced."""
+
+
+def strip_solutions(source: str) -> str:
+    """Return ``source`` with every solution block replaced by the stub."""
+    out: list[str] = []
+    inside = False
+    for number, line in enumerate(source.splitlines(keepends=True), start=1):
+        stripped = line.strip()
+        if stripped == BEGIN:
+            if inside:
+                raise MarkerError(f"line {number}: {BEGIN} inside another solution block")
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.extend(f"{indent}{stub}\n" for stub in STUB)
+        elif stripped == END:
+            if not inside:
+                raise MarkerError(f"line {number}: {END} without a matching {BEGIN}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise MarkerError(f"{BEGIN} is never closed")
+    return "".join(out)
+
+
+def solution_lines(source: str) -> list[str]:
+    """The non-blank lines between the markers (to prove a file holds none)."""
+    lines, inside = [], False
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped in (BEGIN, END):
+            inside = stripped == BEGIN
+        elif inside and stripped:
+            lines.append(stripped)
+    return lines
+
+
+def main(*, solution: Path = paths.SOLUTION, exercise: Path = paths.EXERCISE, check: bool = False) -> int:
+    """Write the stubs, or with ``check`` only report whether they are stale."""
+    wanted = strip_solutions(solution.read_text(encoding="utf-8"))
+    current = exercise.read_text(encoding="utf-8") if exercise.exists() else None
+    if check:
+        if current == wanted:
+            print(f"{exercise} is up to date", file=sys.stderr)
+            return 0
+        print(f"{exercise} is stale: run `python -m grader exercises`", file=sys.stderr)
+        return 1
+    if current != wanted:
+        exercise.parent.mkdir(parents=True, exist_ok=True)
+        exercise.write_text(wanted, encoding="utf-8")
+    print(f"wrote {exercise}", file=sys.stderr)
+    return 0

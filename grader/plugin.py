@@ -1,0 +1,134 @@
+"""The pytest plugin behind the checks: options, Hypothesis profiles, the ``student`` fixture.
+
+Loaded with ``-p grader.plugin`` (the project's pytest settings do so). The
+checks in ``tests/checks`` take a ``student`` argument: the submission's
+functions as their exercise sees them (see :mod:`grader.submission`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+
+from . import paths
+from .marks import MARK, MarkError, grading_of
+from .results import Visibility
+from .submission import DEFAULT_CALL_TIMEOUT, Submission
+
+#: Examples per property when grading. Enough for the catalog of student bugs
+#: to be caught (tests/test_catalog.py proves it) while a full run stays fast.
+GRADING_EXAMPLES = 40
+#: Examples per property when a student explores locally with fresh randomness.
+EXPLORE_EXAMPLES = 400
+
+PROFILES = {
+    # The same submission always gets the same score: fixed seeds, no memory
+    # of earlier runs, no wall-clock deadline, a bounded number of examples.
+    "grading": dict(
+        derandomize=True,
+        database=None,
+        deadline=None,
+        max_examples=GRADING_EXAMPLES,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    ),
+    # For students hunting a bug: new random inputs on every run, more of them.
+    "explore": dict(
+        derandomize=False,
+        deadline=None,
+        max_examples=EXPLORE_EXAMPLES,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    ),
+}
+
+_SUBMISSION = pytest.StashKey[Submission]()
+
+
+def pytest_addoption(parser):
+    """Options of the checks: which file to check and how hard."""
+    group = parser.getgroup("grader", "attention autograder")
+    group.addoption(
+        "--submission",
+        default=str(paths.SOLUTION),
+        help="the attention.py to check (default: the reference solution)",
+    )
+    group.addoption(
+        "--profile",
+        dest="grading_profile",
+        choices=sorted(PROFILES),
+        default="grading",
+        help="Hypothesis profile: 'grading' (deterministic) or 'explore' (random, more examples)",
+    )
+    group.addoption(
+        "--call-timeout",
+        type=float,
+        default=DEFAULT_CALL_TIMEOUT,
+        help="seconds one call of a student function may take",
+    )
+
+
+def pytest_configure(config):
+    """Register the mark and load the chosen Hypothesis profile."""
+    config.addinivalue_line(
+        "markers", f"{MARK}(exercise, points, visibility): a graded check (see grader.marks)"
+    )
+    for name, values in PROFILES.items():
+        settings.register_profile(name, **values)
+    settings.load_profile(config.getoption("grading_profile"))
+
+
+def _in_checks(item) -> bool:
+    return paths.CHECKS in Path(str(item.path)).resolve().parents
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every check carries a valid graded mark, hidden ones only under ``hidden/``."""
+    problems = []
+    for item in items:
+        if not _in_checks(item):
+            continue
+        try:
+            grading = grading_of(item)
+        except MarkError as err:
+            problems.append(f"{item.nodeid}: {err}")
+            continue
+        if grading is None:
+            problems.append(f"{item.nodeid}: a check without a @graded(...) mark")
+            continue
+        in_hidden = "hidden" in Path(str(item.path)).relative_to(paths.CHECKS).parts
+        if in_hidden != (grading.visibility is Visibility.HIDDEN):
+            problems.append(
+                f"{item.nodeid}: visibility {grading.visibility.value!r} but the file is "
+                f"{'in' if in_hidden else 'outside'} tests/checks/hidden"
+            )
+    if problems:
+        raise pytest.UsageError("invalid graded checks:\n  " + "\n  ".join(problems))
+
+
+def submission_of(config, *, create: bool = True) -> Submission | None:
+    """The submission under test, loaded on first use (None if not loaded and not ``create``)."""
+    if _SUBMISSION not in config.stash:
+        if not create:
+            return None
+        config.stash[_SUBMISSION] = Submission(
+            Path(config.getoption("submission")),
+            reference=paths.SOLUTION,
+            timeout=config.getoption("call_timeout"),
+        )
+    return config.stash[_SUBMISSION]
+
+
+@pytest.fixture
+def student(request):
+    """The submission's functions as seen by this check's exercise."""
+    grading = grading_of(request.node)
+    if grading is None:
+        raise pytest.UsageError(f"{request.node.nodeid} uses `student` without a @graded mark")
+    return submission_of(request.config).view(grading.exercise)

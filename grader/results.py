@@ -1,0 +1,94 @@
+"""What grading produces: small frozen dataclasses, serialised by the reporters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from . import EXERCISES
+
+
+class Status(str, Enum):
+    """How one check ended."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # the code ran but broke the property
+    ERROR = "error"  # the code could not run: missing, raised, wrong signature
+    TIMEOUT = "timeout"  # the code ran past its time limit
+
+
+class Visibility(str, Enum):
+    """Who may see a check's details before grades are published."""
+
+    VISIBLE = "visible"
+    HIDDEN = "hidden"
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """The outcome of one graded property."""
+
+    name: str
+    """Stable identifier: the test function's name without ``test_``."""
+    exercise: str
+    """The graded function this check belongs to."""
+    max_score: float
+    score: float
+    status: Status
+    visibility: Visibility
+    title: str = ""
+    """One line saying what the property means, in the lesson's words."""
+    feedback: str = ""
+    """Why it failed (empty when it passed): message, smallest input, student line."""
+    counterexample: str = ""
+    """The smallest input Hypothesis found, as text (empty if none)."""
+
+    __test__ = False  # not a pytest test class
+
+
+@dataclass(frozen=True)
+class ExerciseResult:
+    """Points of one graded function."""
+
+    name: str
+    score: float
+    max_score: float
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything known about grading one submission."""
+
+    submission: str
+    """The path that was graded, as given."""
+    tests: tuple[TestResult, ...]
+    problem: str = ""
+    """Why the file as a whole could not be used (empty when it loaded)."""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    """Things worth telling about the whole file (output it printed, and so on)."""
+
+    @property
+    def score(self) -> float:
+        return _total(t.score for t in self.tests)
+
+    @property
+    def max_score(self) -> float:
+        return _total(t.max_score for t in self.tests)
+
+    @property
+    def exercises(self) -> tuple[ExerciseResult, ...]:
+        names = [n for n in EXERCISES if any(t.exercise == n for t in self.tests)]
+        return tuple(
+            ExerciseResult(
+                name=n,
+                score=_total(t.score for t in self.tests if t.exercise == n),
+                max_score=_total(t.max_score for t in self.tests if t.exercise == n),
+            )
+            for n in names
+        )
+
+
+def _total(values) -> float:
+    """Sum points, giving an int when every point is whole (``7`` not ``7.0``)."""
+    total = round(sum(values), 6)
+    return int(total) if total == int(total) else total

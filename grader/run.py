@@ -1,0 +1,128 @@
+"""Run the checks on one submission through pytest and collect a Report."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from . import EXERCISES, paths
+from .feedback import Outcome, outcome_of, paragraph
+from .marks import grading_of
+from .plugin import submission_of
+from .results import Report, Status, TestResult
+from .submission import DEFAULT_CALL_TIMEOUT
+
+
+class GraderError(RuntimeError):
+    """The grader could not run its checks (not the student's fault)."""
+
+
+def _title(item) -> str:
+    doc = getattr(getattr(item, "function", None), "__doc__", None) or ""
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
+
+def _name(item) -> str:
+    return item.name.removeprefix("test_")
+
+
+class Collector:
+    """A pytest plugin object that records one TestResult per graded check."""
+
+    def __init__(self, exercises: tuple[str, ...]):
+        self.exercises = exercises
+        self.results: list[TestResult] = []
+        self.problem = ""
+
+    def pytest_collection_modifyitems(self, config, items):
+        """Keep only the checks of the chosen exercises, in the lesson's order."""
+        keep, drop = [], []
+        for item in items:
+            grading = grading_of(item)
+            (keep if grading and grading.exercise in self.exercises else drop).append(item)
+        keep.sort(key=lambda item: EXERCISES.index(grading_of(item).exercise))
+        items[:] = keep
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        grading = grading_of(item)
+        if grading is None:
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            if report.passed:
+                result = Outcome(Status.PASSED, "")
+            elif call.excinfo is not None:
+                result = outcome_of(call.excinfo.value)
+            else:
+                result = Outcome(Status.ERROR, str(report.longrepr))
+            passed = result.status is Status.PASSED
+            self.results.append(
+                TestResult(
+                    name=_name(item),
+                    exercise=grading.exercise,
+                    max_score=grading.points,
+                    score=grading.points if passed else 0,
+                    status=result.status,
+                    visibility=grading.visibility,
+                    title=_title(item),
+                    feedback="" if passed else paragraph(result),
+                    counterexample=result.counterexample,
+                )
+            )
+
+    def pytest_sessionfinish(self, session):
+        submission = submission_of(session.config, create=False)
+        if submission is not None:
+            self.problem = submission.problem
+
+
+def run_checks(
+    submission: Path,
+    *,
+    profile: str = "grading",
+    exercises: tuple[str, ...] = EXERCISES,
+    call_timeout: float = DEFAULT_CALL_TIMEOUT,
+    checks: Path = paths.CHECKS,
+) -> Report:
+    """Grade ``submission`` (a file path) against the checks and return the Report."""
+    collector = Collector(exercises)
+    args = [
+        str(checks),
+        "-p", "grader.plugin",
+        "-p", "no:cacheprovider",
+        "-o", "addopts=",
+        "--rootdir", str(paths.ROOT),
+        "-q",
+        "--submission", str(submission),
+        "--profile", profile,
+        "--call-timeout", str(call_timeout),
+    ]
+    captured = io.StringIO()
+    with _plugin_autoload_off(), contextlib.redirect_stdout(captured):
+        code = pytest.main(args, plugins=[collector])
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])
+        raise GraderError(f"pytest stopped with exit code {int(code)}:\n{tail}")
+    return Report(submission=str(submission), tests=tuple(collector.results), problem=collector.problem)
+
+
+@contextlib.contextmanager
+def _plugin_autoload_off():
+    """Load only the plugins the checks need: faster, and immune to what else is installed."""
+    old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old

@@ -1,0 +1,161 @@
+"""Random inputs for the checks, kept small so that failures shrink to tiny examples.
+
+Sizes are drawn so that T (tokens), H (heads) and Dh (numbers per head) differ
+from one another: when two of them are equal, code that swaps their axes can
+still give the right shape and the right numbers by accident.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+MAX_TOKENS = 6
+MAX_HEADS = 4
+MAX_HEAD_WIDTH = 4
+MAX_BATCH_AXES = 2
+MAX_BATCH_SIZE = 3
+
+
+@dataclass(frozen=True)
+class Dims:
+    """The sizes of one example."""
+
+    batch: tuple[int, ...]  # leading axes, possibly none
+    T: int
+    H: int
+    Dh: int
+
+    @property
+    def D(self) -> int:
+        return self.H * self.Dh
+
+
+_SIZES = st.integers(1, MAX_BATCH_SIZE)
+_AXES = {n: st.integers(n, MAX_BATCH_AXES) for n in range(MAX_BATCH_AXES + 1)}
+#: Head counts in the order Hypothesis prefers them: two or more most of the
+#: time (a single head hides head-order bugs), sometimes one.
+_HEAD_CHOICES = (2, 3, 4, 1)
+_HEAD_INDEX = st.integers(0, len(_HEAD_CHOICES) - 1)
+_WIDTHS = st.integers(1, MAX_HEAD_WIDTH)
+_TOKENS: dict[tuple[int, int], st.SearchStrategy] = {}
+
+
+def draw_batch(draw, *, min_axes: int = 0) -> tuple[int, ...]:
+    """Leading batch axes: from none to two, each of size 1 to 3."""
+    return tuple(draw(_SIZES) for _ in range(draw(_AXES[min_axes])))
+
+
+def draw_tokens(draw, low: int = 1, high: int = MAX_TOKENS) -> int:
+    if (low, high) not in _TOKENS:
+        _TOKENS[low, high] = st.integers(low, high)
+    return draw(_TOKENS[low, high])
+
+
+def batch_shapes(*, min_axes: int = 0) -> st.SearchStrategy:
+    """Strategy form of :func:`draw_batch`."""
+    return st.composite(lambda draw: draw_batch(draw, min_axes=min_axes))()
+
+
+@st.composite
+def dims(
+    draw,
+    *,
+    min_batch_axes: int = 0,
+    min_tokens: int = 1,
+    max_tokens: int = MAX_TOKENS,
+    heads: st.SearchStrategy | None = None,
+) -> Dims:
+    """Sizes with T, H and Dh pairwise different (as far as the ranges allow)."""
+    batch = draw_batch(draw, min_axes=min_batch_axes)
+    H = draw(heads) if heads is not None else _HEAD_CHOICES[draw(_HEAD_INDEX)]
+    T = _other_than(draw_tokens(draw, min_tokens, max_tokens), (H,), min_tokens, max_tokens)
+    Dh = _other_than(draw(_WIDTHS), (H, T), 1, MAX_HEAD_WIDTH)
+    return Dims(batch, T, H, Dh)
+
+
+def _other_than(n: int, taken: tuple[int, ...], low: int, high: int) -> int:
+    """The first size from n upwards (wrapping round to low) that is not taken, if any."""
+    span = high - low + 1
+    for step in range(span):
+        candidate = low + (n - low + step) % span
+        if candidate not in taken:
+            return candidate
+    return n
+
+
+#: Values are drawn on a grid of this many steps either side of the range's centre.
+GRID_STEPS = 4
+
+
+_SPREADS = st.integers(0, GRID_STEPS)
+_SEEDS = st.integers(0, 2**32 - 1)
+
+
+def draw_values(draw, shape, *, low: float = -10.0, high: float = 10.0, dtype=np.float64) -> np.ndarray:
+    """An array of the given shape with values on a coarse grid in [low, high].
+
+    Hypothesis draws a spread and a seed, and numpy fills the array: far faster
+    than drawing every entry, and shrinking still leads to small, readable
+    arrays (spread 0 is the constant array at the range's centre, spread 1 uses
+    only three values).
+    """
+    spread = draw(_SPREADS)
+    steps = np.random.default_rng(draw(_SEEDS)).integers(-spread, spread + 1, size=shape)
+    centre, half = (low + high) / 2, (high - low) / 2
+    return (centre + steps * (half / GRID_STEPS)).astype(dtype)
+
+
+@st.composite
+def values(draw, shape, *, low: float = -10.0, high: float = 10.0, dtype=np.float64) -> np.ndarray:
+    """Strategy form of :func:`draw_values`."""
+    return draw_values(draw, shape, low=low, high=high, dtype=dtype)
+
+
+@st.composite
+def score_tables(draw, *, min_batch_axes: int = 0, min_tokens: int = 1, dtype=np.float64) -> np.ndarray:
+    """A stack of (T, T) score tables with leading axes: shape (..., T, T)."""
+    batch = draw_batch(draw, min_axes=min_batch_axes)
+    T = draw_tokens(draw, min_tokens)
+    return draw_values(draw, (*batch, T, T), dtype=dtype)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One example for mha_forward: tokens and the four projections."""
+
+    x: np.ndarray  # (..., T, D)
+    W_q: np.ndarray  # (D, D)
+    W_k: np.ndarray  # (D, D)
+    W_v: np.ndarray  # (D, D)
+    W_o: np.ndarray  # (D, D)
+    n_heads: int
+
+    @property
+    def weights(self) -> tuple[np.ndarray, ...]:
+        return (self.W_q, self.W_k, self.W_v, self.W_o)
+
+    def args(self, x=None, **replace):
+        """Positional arguments of mha_forward, optionally with some replaced."""
+        Ws = {"W_q": self.W_q, "W_k": self.W_k, "W_v": self.W_v, "W_o": self.W_o, **replace}
+        return (self.x if x is None else x, Ws["W_q"], Ws["W_k"], Ws["W_v"], Ws["W_o"], self.n_heads)
+
+
+@st.composite
+def layers(
+    draw,
+    *,
+    min_batch_axes: int = 0,
+    min_tokens: int = 1,
+    max_tokens: int = MAX_TOKENS,
+    heads: st.SearchStrategy | None = None,
+    x_range: float = 3.0,
+    dtype=np.float64,
+) -> Layer:
+    """Tokens in [-x_range, x_range] and projections in [-1, 1]."""
+    d = draw(dims(min_batch_axes=min_batch_axes, min_tokens=min_tokens, max_tokens=max_tokens, heads=heads))
+    x = draw_values(draw, (*d.batch, d.T, d.D), low=-x_range, high=x_range, dtype=dtype)
+    Ws = [draw_values(draw, (d.D, d.D), low=-1.0, high=1.0, dtype=dtype) for _ in range(4)]
+    return Layer(x, *Ws, n_heads=d.H)

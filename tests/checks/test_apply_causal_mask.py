@@ -1,0 +1,107 @@
+"""Checks of apply_causal_mask: the staircase that hides later tokens."""
+
+import numpy as np
+from hypothesis import given
+
+from grader import expect
+from grader.marks import graded
+
+from .spec import ROW_SUM_ATOL, future, softmax
+from .strategies import score_tables
+
+
+@graded("apply_causal_mask", points=3)
+@given(scores=score_tables())
+def test_future_scores_become_minus_inf(student, scores):
+    """Every score of a later key (column j > row i) becomes exactly -inf."""
+    got = student.apply_causal_mask(scores)
+    expect.shape(got, scores.shape, name="apply_causal_mask(scores)")
+    ahead = np.broadcast_to(future(scores.shape[-1]), scores.shape)
+    expected = np.where(ahead, -np.inf, got)  # only the future entries are judged here
+    expect.equal(got, expected, name="apply_causal_mask(scores)", what="is not -inf for a later key")
+
+
+@graded("apply_causal_mask", points=3)
+@given(scores=score_tables())
+def test_past_and_present_scores_unchanged(student, scores):
+    """Scores on and left of the diagonal (j <= i) come back exactly as they went in."""
+    got = student.apply_causal_mask(scores)
+    expect.shape(got, scores.shape, name="apply_causal_mask(scores)")
+    ahead = np.broadcast_to(future(scores.shape[-1]), scores.shape)
+    expected = np.where(ahead, got, scores)  # only the past and present are judged here
+    expect.equal(got, expected, name="apply_causal_mask(scores)", what="changed a score it must keep")
+
+
+@graded("apply_causal_mask", points=2)
+@given(scores=score_tables())
+def test_input_is_not_modified(student, scores):
+    """The mask returns a new array and leaves the caller's scores untouched."""
+    student.apply_causal_mask(scores)
+    expect.that(
+        "scores" not in student.mutated,
+        "apply_causal_mask changed the `scores` you passed in. Masking in place destroys the "
+        "caller's table; make a copy (or use np.where) and mask that instead.",
+    )
+
+
+@graded("apply_causal_mask", points=2)
+@given(scores=score_tables(dtype=np.float32))
+def test_keeps_shape_and_dtype(student, scores):
+    """The masked table has the input's shape and dtype (float32 stays float32)."""
+    got = student.apply_causal_mask(scores)
+    expect.shape(got, scores.shape, name="apply_causal_mask(scores)")
+    expect.dtype(got, scores.dtype, name="apply_causal_mask(scores)")
+
+
+@graded("apply_causal_mask", points=4)
+@given(scores=score_tables())
+def test_softmax_gives_zero_to_the_future(student, scores):
+    """After a softmax, later keys get weight exactly 0, every earlier key or the token
+    itself gets some weight above 0, and each row still sums to 1."""
+    masked = student.apply_causal_mask(scores)
+    expect.shape(masked, scores.shape, name="apply_causal_mask(scores)")
+    with np.errstate(invalid="ignore"):
+        weights = softmax(masked)  # (..., T, T)
+    name = "softmax(apply_causal_mask(scores))"
+    expect.rows_sum_to_one(weights, name=name, atol=ROW_SUM_ATOL)
+    ahead = np.broadcast_to(future(scores.shape[-1]), scores.shape)
+    expect.equal(weights, np.where(ahead, 0.0, weights), name=name, what="gives weight to a later key")
+    blocked = ~ahead & ~(weights > 0)
+    if blocked.any():
+        where = [int(i) for i in np.argwhere(blocked)[0]]
+        raise expect.PropertyFailure(
+            f"{name} gives weight 0 to the allowed key at index {where}: the mask hides "
+            "a token that may be seen (itself or an earlier one). Only keys with j > i are masked."
+        )
+
+
+@graded("apply_causal_mask", points=3)
+@given(scores=score_tables(min_batch_axes=1))
+def test_each_table_masked_alone(student, scores):
+    """With leading axes, every (T, T) table is masked just as it would be on its own."""
+    got = student.apply_causal_mask(scores)
+    expect.shape(got, scores.shape, name="apply_causal_mask(scores)")
+    first = scores[(0,) * (scores.ndim - 2)]  # (T, T), the first table of the stack
+    alone = student.apply_causal_mask(first)
+    expect.equal(
+        got[(0,) * (scores.ndim - 2)],
+        alone,
+        name="apply_causal_mask(scores)[0, ...]",
+        what="differs from masking that table alone",
+    )
+    expected = np.where(np.broadcast_to(future(scores.shape[-1]), scores.shape), -np.inf, scores)
+    expect.equal(got, expected, name="apply_causal_mask(scores)")
+
+
+@graded("apply_causal_mask", points=3)
+def test_lesson_example_the_cat_sat(student):
+    """The lesson's example: the row for "cat" in "the cat sat" with scores [1, 2, 3]
+    keeps e^1 : e^2 between "the" and "cat" and gives "sat" nothing."""
+    scores = np.array([[1.0, 2.0, 3.0]] * 3)  # (T=3, T=3); row 1 is "cat"
+    weights = softmax(student.apply_causal_mask(scores))
+    e1, e2 = np.exp(1.0), np.exp(2.0)
+    cat = np.array([e1 / (e1 + e2), e2 / (e1 + e2), 0.0])  # about [0.269, 0.731, 0]
+    expect.close(
+        weights[1], cat, name='the weights of "cat"', rtol=1e-12, atol=0.0,
+        what="do not match the lesson",
+    )

@@ -1,0 +1,116 @@
+"""Checks of split_heads: one token's D numbers cut into H contiguous slices."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import expect
+from grader.marks import graded
+
+from .spec import describe, head_slices
+from .strategies import MAX_HEADS, batch_shapes, dims, values
+
+
+@st.composite
+def tokens_and_heads(draw, **kwargs):
+    """x of shape (..., T, D) and a head count H that divides D."""
+    d = draw(dims(**kwargs))
+    return draw(values((*d.batch, d.T, d.D))), d.H
+
+
+@graded("split_heads", points=3)
+@given(case=tokens_and_heads())
+def test_output_shape(student, case):
+    """(..., T, D) becomes (..., H, T, D // H)."""
+    x, H = case
+    *batch, T, D = x.shape
+    got = student.split_heads(x, H)
+    expect.shape(got, (*batch, H, T, D // H), name=f"split_heads({describe(x=x, n_heads=H)})")
+
+
+@graded("split_heads", points=6)
+@given(case=tokens_and_heads())
+def test_head_h_holds_column_block_h(student, case):
+    """Head h of token t is the block of columns h*Dh to (h+1)*Dh of that token."""
+    x, H = case
+    got = student.split_heads(x, H)
+    expect.equal(got, head_slices(x, H), name=f"split_heads({describe(x=x, n_heads=H)})")
+
+
+@graded("split_heads", points=3)
+@given(case=tokens_and_heads(min_tokens=2), data=st.data())
+def test_changing_a_token_changes_only_its_slices(student, case, data):
+    """Changing the numbers of token t changes that token's row in every head, nothing else."""
+    x, H = case
+    T = x.shape[-2]
+    t = data.draw(st.integers(0, T - 1), label="t")
+    before = student.split_heads(x, H)
+    changed = x.copy()
+    changed[..., t, :] += 1.0
+    after = student.split_heads(changed, H)
+    name = f"split_heads({describe(x=x, n_heads=H)})"
+    expect.shape(before, (*x.shape[:-2], H, T, x.shape[-1] // H), name=name)
+    expect.shape(after, before.shape, name=name)
+    moved = np.any(after != before, axis=-1)  # (..., H, T): which (head, token) rows changed
+    others = np.delete(moved, t, axis=-1)
+    expect.that(
+        not others.any(),
+        f"Changing only token {t} changed the head rows of other tokens in {name}: "
+        "each token's numbers must stay in that token's row of every head.",
+    )
+    expect.that(
+        moved[..., t].all(),
+        f"Changing token {t} left some head's row for token {t} unchanged in {name}: "
+        "every head must get a slice of that token.",
+    )
+
+
+@st.composite
+def bad_widths(draw):
+    """x of shape (..., T, D) and a head count that cannot split D evenly."""
+    batch = draw(batch_shapes())
+    T = draw(st.integers(1, 4))
+    H = draw(st.one_of(st.integers(2, MAX_HEADS + 1), st.integers(-2, 0)))
+    if H >= 2:
+        D = draw(st.integers(1, 12).filter(lambda w: w % H != 0))
+    else:
+        D = draw(st.integers(1, 6))
+    return draw(values((*batch, T, D))), H
+
+
+@graded("split_heads", points=4)
+@given(case=bad_widths())
+def test_rejects_widths_that_do_not_divide(student, case):
+    """A width D that H heads cannot share equally (or fewer than 1 head) raises ValueError."""
+    x, H = case
+    name = f"split_heads({describe(x=x, n_heads=H)})"
+    try:
+        student.split_heads(x, H)
+    except Exception as err:  # noqa: BLE001 - a StudentError says what the student raised
+        raised = getattr(err, "raised", ())
+        expect.that(
+            "ValueError" in raised,
+            f"{name} should raise ValueError, but {getattr(err, 'message', err)}",
+        )
+        return
+    reason = (
+        f"there is no such thing as {H} heads" if H < 1 else
+        f"{x.shape[-1]} numbers cannot be cut into {H} equal heads"
+    )
+    raise expect.PropertyFailure(
+        f"{name} returned a result, but {reason}: it should raise ValueError with a clear message."
+    )
+
+
+@graded("split_heads", points=4)
+@given(case=tokens_and_heads())
+def test_no_number_lost_or_invented(student, case):
+    """H heads of Dh numbers hold exactly the D numbers of the token, each once."""
+    x, H = case
+    got = student.split_heads(x, H)
+    name = f"split_heads({describe(x=x, n_heads=H)})"
+    expect.that(got.size == x.size, f"{name} holds {got.size} numbers, but x holds {x.size}.")
+    expect.equal(
+        np.sort(got, axis=None), np.sort(x, axis=None),
+        name=f"the sorted numbers of {name}", what="differ from those of x",
+    )
