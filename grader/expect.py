@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .submission import StudentError
+
 #: Arrays with at most this many entries are printed whole in messages.
 SHOW_WHOLE = 48
 
@@ -102,3 +104,15 @@ def rows_sum_to_one(weights: np.ndarray, *, name: str, atol: float) -> None:
             f"Row {list(where)} of {name} adds up to {fmt(sums[where])}, but every row of weights "
             f"must add up to 1.\n{name}{list(where)} = {fmt(weights[where])}"
         )
+
+
+def raises(call, exception: str, *, name: str, reason: str) -> None:
+    """``call()`` must raise ``exception`` (by name); ``reason`` says why it should."""
+    try:
+        call()
+    except StudentError as err:
+        if err.kind != "raised":
+            raise  # missing, unwritten, wrong signature: reported as such
+        that(exception in err.raised, f"{name} should raise {exception} ({reason}), but {err.message}")
+        return
+    raise PropertyFailure(f"{name} returned a result, but {reason}: it should raise {exception}.")

@@ -102,10 +102,15 @@ def draw_values(draw, shape, *, low: float = -10.0, high: float = 10.0, dtype=np
     arrays (spread 0 is the constant array at the range's centre, spread 1 uses
     only three values).
     """
+    return draw_many(draw, [shape], low=low, high=high, dtype=dtype)[0]
+
+
+def draw_many(draw, shapes, *, low: float = -10.0, high: float = 10.0, dtype=np.float64) -> list[np.ndarray]:
+    """Several arrays from one spread and one seed (fewer draws: faster examples)."""
     spread = draw(_SPREADS)
-    steps = np.random.default_rng(draw(_SEEDS)).integers(-spread, spread + 1, size=shape)
+    rng = np.random.default_rng(draw(_SEEDS))
     centre, half = (low + high) / 2, (high - low) / 2
-    return (centre + steps * (half / GRID_STEPS)).astype(dtype)
+    return [(centre + rng.integers(-spread, spread + 1, size=s) * (half / GRID_STEPS)).astype(dtype) for s in shapes]
 
 
 @st.composite
@@ -157,5 +162,5 @@ def layers(
     """Tokens in [-x_range, x_range] and projections in [-1, 1]."""
     d = draw(dims(min_batch_axes=min_batch_axes, min_tokens=min_tokens, max_tokens=max_tokens, heads=heads))
     x = draw_values(draw, (*d.batch, d.T, d.D), low=-x_range, high=x_range, dtype=dtype)
-    Ws = [draw_values(draw, (d.D, d.D), low=-1.0, high=1.0, dtype=dtype) for _ in range(4)]
+    Ws = draw_many(draw, [(d.D, d.D)] * 4, low=-1.0, high=1.0, dtype=dtype)
     return Layer(x, *Ws, n_heads=d.H)

@@ -1,0 +1,30 @@
+"""``check``: run the checks on a student's own file and explain what fails."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from . import EXERCISES, paths
+from .reporters.text import to_text
+from .run import run_checks
+from .submission import DEFAULT_CALL_TIMEOUT, find_file
+
+
+def main(
+    *,
+    path: Path = paths.EXERCISE,
+    explore: bool = False,
+    exercises: tuple[str, ...] = EXERCISES,
+    call_timeout: float = DEFAULT_CALL_TIMEOUT,
+) -> int:
+    """Print the report; 0 when every check passes, 1 otherwise."""
+    file = find_file(Path(path))
+    profile = "explore" if explore else "grading"
+    report = run_checks(file, profile=profile, exercises=exercises, call_timeout=call_timeout)
+    how = "fresh random inputs" if explore else "the same inputs as the grader"
+    sys.stdout.write(to_text(report, heading=f"Checking {file} with {how}"))
+    if report.score == report.max_score:
+        print("Every check passes. Well done!")
+        return 0
+    return 1

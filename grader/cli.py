@@ -1,0 +1,82 @@
+"""The command line: a thin layer over each command's ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import EXERCISES, __version__, check, gallery, generate, grade
+from .run import GraderError
+from .submission import DEFAULT_CALL_TIMEOUT
+
+
+def _exercises(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in EXERCISES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown exercise {unknown[0]!r}; choose from {', '.join(EXERCISES)}")
+    return names
+
+
+def _timeout(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"a time limit must be above 0 seconds, got {text}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m grader", description="Autograder for causal attention.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--only", type=_exercises, default=EXERCISES, metavar="NAMES",
+                        help="comma-separated exercises to run (default: all)")
+    common.add_argument("--call-timeout", type=_timeout, default=DEFAULT_CALL_TIMEOUT, metavar="SECONDS",
+                        help=f"time limit for one call of a student function (default {DEFAULT_CALL_TIMEOUT:g})")
+
+    c = sub.add_parser("check", parents=[common], help="check your own attention.py (students)")
+    c.add_argument("path", nargs="?", type=Path, default=check.paths.EXERCISE,
+                   help="file or folder to check (default: exercises/attention.py)")
+    c.add_argument("--explore", action="store_true",
+                   help="try fresh random inputs, more of them (scores may differ from grading)")
+
+    g = sub.add_parser("grade", parents=[common], help="grade one submission (instructors, CI)")
+    g.add_argument("path", type=Path, help="attention.py, or a folder holding it")
+    g.add_argument("--format", dest="fmt", choices=grade.FORMATS, default="text")
+    g.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
+
+    s = sub.add_parser("gallery", help="grade a folder of submissions into a score table")
+    s.add_argument("folder", nargs="?", type=Path, help="one subfolder per submission (default: bundled)")
+    s.add_argument("--format", dest="fmt", choices=gallery.FORMATS, default="table")
+    s.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS",
+                   help="time limit for one call of a student function")
+
+    e = sub.add_parser("exercises", help="regenerate exercises/attention.py from the solution")
+    e.add_argument("--check", action="store_true", help="only report whether it is up to date")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        if args.command == "check":
+            return check.main(path=args.path, explore=args.explore, exercises=args.only,
+                              call_timeout=args.call_timeout)
+        if args.command == "grade":
+            return grade.main(path=args.path, fmt=args.fmt, output=args.output, exercises=args.only,
+                              call_timeout=args.call_timeout)
+        if args.command == "gallery":
+            return gallery.main(folder=args.folder, fmt=args.fmt, call_timeout=args.call_timeout)
+        return generate.main(check=args.check)
+    except FileNotFoundError as err:
+        print(f"grader: {err.args[0] if err.args else err}", file=sys.stderr)
+        return 2
+    except GraderError as err:
+        print(f"grader: internal error, please report it: {err}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("grader: interrupted", file=sys.stderr)
+        return 130

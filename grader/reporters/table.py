@@ -1,0 +1,18 @@
+"""A score table: one row per submission, one column per exercise."""
+
+from __future__ import annotations
+
+from .. import EXERCISES
+from ..results import Report
+
+
+def to_table(rows: list[tuple[str, Report]]) -> str:
+    """Align ``(label, report)`` rows into a plain-text table."""
+    header = ["submission", *EXERCISES, "total"]
+    body = []
+    for label, report in rows:
+        scores = {e.name: f"{e.score:g}/{e.max_score:g}" for e in report.exercises}
+        body.append([label, *(scores.get(n, "-") for n in EXERCISES), f"{report.score:g}/{report.max_score:g}"])
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, body)]) + "\n"

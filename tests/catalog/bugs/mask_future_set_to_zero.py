@@ -1,0 +1,13 @@
+"""Future scores are set to 0 instead of -inf, so after the softmax they still get weight e^0."""
+
+EXERCISE = "apply_causal_mask"
+
+import numpy as np
+
+
+def apply_causal_mask(scores):
+    T = scores.shape[-1]
+    future = np.triu(np.ones((T, T), dtype=bool), k=1)
+    masked = scores.copy()
+    masked[..., future] = 0.0  # "switch off" the future
+    return masked

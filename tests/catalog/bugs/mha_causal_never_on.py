@@ -1,0 +1,19 @@
+"""The causal flag is ignored: the mask is never applied, so every token sees the future."""
+
+EXERCISE = "mha_forward"
+
+import numpy as np
+
+
+def mha_forward(x, W_q, W_k, W_v, W_o, n_heads, causal=True, return_weights=False):
+    D = x.shape[-1]
+    Dh = D // n_heads
+    q = split_heads(x @ W_q, n_heads)  # (..., H, T, Dh)
+    k = split_heads(x @ W_k, n_heads)
+    v = split_heads(x @ W_v, n_heads)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(Dh)  # (..., H, T, T)
+    weights = softmax(scores, axis=-1)
+    out = merge_heads(weights @ v) @ W_o
+    if return_weights:
+        return out, weights
+    return out

@@ -1,0 +1,22 @@
+"""The softmax is written inline as exp(s) / sum(exp(s)) without subtracting the row maximum, so large scores overflow to inf and give NaN."""
+
+EXERCISE = "mha_forward"
+
+import numpy as np
+
+
+def mha_forward(x, W_q, W_k, W_v, W_o, n_heads, causal=True, return_weights=False):
+    D = x.shape[-1]
+    Dh = D // n_heads
+    q = split_heads(x @ W_q, n_heads)  # (..., H, T, Dh)
+    k = split_heads(x @ W_k, n_heads)
+    v = split_heads(x @ W_v, n_heads)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(Dh)  # (..., H, T, T)
+    if causal:
+        scores = apply_causal_mask(scores)
+    e = np.exp(scores)  # exp(-inf) = 0, good
+    weights = e / e.sum(axis=-1, keepdims=True)
+    out = merge_heads(weights @ v) @ W_o
+    if return_weights:
+        return out, weights
+    return out

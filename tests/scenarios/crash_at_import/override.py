@@ -1,0 +1,3 @@
+
+# a leftover line from experimenting
+print(scores_for_cat)

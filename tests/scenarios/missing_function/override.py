@@ -1,0 +1,2 @@
+# The student deleted split_heads (or never wrote it).
+del split_heads

@@ -1,0 +1,1 @@
+split_heads = None  # "I'll write it later"

@@ -1,0 +1,57 @@
+"""Helpers for the project's own tests: build submissions and grade many at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from grader import paths
+
+#: Parallel grading processes (the machine has two cores).
+PROCESSES = max(1, min(2, os.cpu_count() or 1))
+
+
+def compose(override: Path, dest: Path) -> Path:
+    """Write dest/attention.py: the reference followed by ``override``'s definitions."""
+    dest.mkdir(parents=True, exist_ok=True)
+    text = paths.SOLUTION.read_text(encoding="utf-8")
+    text += "\n\n# ---- entry: " + override.stem + " ----\n" + override.read_text(encoding="utf-8")
+    (dest / "attention.py").write_text(text, encoding="utf-8")
+    return dest / "attention.py"
+
+
+def python(*args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``python -m grader ARGS`` from the repository root, capturing text output."""
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=paths.ROOT, capture_output=True, text=True, timeout=timeout, **kwargs,
+    )
+
+
+def grade_folders(folders: dict[str, Path], tmp: Path, *, call_timeout: float | None = None) -> dict[str, dict]:
+    """Grade many submissions with the ``gallery`` command, split over PROCESSES processes.
+
+    ``folders`` maps a label to a folder holding attention.py; returns label -> JSON report.
+    """
+    labels = sorted(folders)
+    chunks = [labels[i::PROCESSES] for i in range(PROCESSES)]
+
+    def run(index: int) -> dict:
+        root = tmp / f"chunk{index}"
+        root.mkdir(parents=True)
+        for label in chunks[index]:
+            os.symlink(folders[label].resolve(), root / label)
+        extra = [] if call_timeout is None else ["--call-timeout", str(call_timeout)]
+        done = python("gallery", str(root), "--format", "json", *extra)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout)
+
+    results: dict[str, dict] = {}
+    with ThreadPoolExecutor(PROCESSES) as pool:
+        for part in pool.map(run, [i for i in range(PROCESSES) if chunks[i]]):
+            results.update(part)
+    return results
