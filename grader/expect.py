@@ -22,10 +22,30 @@ class PropertyFailure(AssertionError):
 def fmt(a) -> str:
     """Short, readable text for an array or a number."""
     if isinstance(a, np.ndarray):
-        return np.array2string(a, precision=4, suppress_small=True, separator=", ")
+        return np.array2string(a, precision=4, separator=", ", max_line_width=100)
     if isinstance(a, (float, np.floating)):
-        return np.format_float_positional(float(a), precision=6, trim="-") if np.isfinite(a) else str(float(a))
+        return f"{float(a):.6g}"
     return repr(a)
+
+
+def show(a: np.ndarray) -> str:
+    """An array as a reader would write it: np.eye(3), np.zeros((2, 2)) or its entries."""
+    if a.ndim == 2 and a.shape[0] == a.shape[1] and a.size > 1 and np.array_equal(a, np.eye(a.shape[0])):
+        return f"np.eye({a.shape[0]})"
+    if a.size > 1 and np.all(a == a.flat[0]):
+        value = float(a.flat[0])
+        return f"np.zeros({a.shape})" if value == 0 else f"np.full({a.shape}, {value:g})"
+    text = np.array2string(a, precision=4, separator=", ", max_line_width=100, prefix="np.array(")
+    return f"np.array({text}{', dtype=np.float32' if a.dtype == np.float32 else ''})"
+
+
+def pretty(**fields) -> str:
+    """'field = value' lines, arrays shown by :func:`show`."""
+    lines = []
+    for key, value in fields.items():
+        text = show(value) if isinstance(value, np.ndarray) else repr(value)
+        lines.append(f"{key} = " + text.replace("\n", "\n" + " " * (len(key) + 3)))
+    return "\n".join(lines)
 
 
 def that(condition: bool, message: str) -> None:

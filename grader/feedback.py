@@ -6,7 +6,9 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from .expect import PropertyFailure
+import numpy as np
+
+from .expect import PropertyFailure, show
 from .results import Status
 from .submission import StudentError, StudentTimeout
 
@@ -23,18 +25,33 @@ class Outcome:
     counterexample: str = ""
 
 
+def _show(value) -> str:
+    if hasattr(value, "describe"):
+        return value.describe()
+    if isinstance(value, np.ndarray):
+        return show(value)
+    return repr(value)
+
+
 def counterexample_of(err: BaseException) -> str:
-    """The arguments of Hypothesis's smallest failing example, one per line."""
+    """The inputs of Hypothesis's smallest failing example, one per line.
+
+    The plugin records the arguments on the exception (``grader_inputs``);
+    values drawn inside the test come from Hypothesis's notes.
+    """
+    inputs = getattr(err, "grader_inputs", None) or {}
+    lines = []
+    for name, value in inputs.items():
+        text = _show(value)
+        lines.append(text if hasattr(value, "describe") else f"{name} = " + text.replace("\n", "\n" + " " * (len(name) + 3)))
     for note in getattr(err, "__notes__", ()):
-        match = re.match(r"Falsifying (?:explicit )?example: \w+\(\n?(.*)\)\s*$", note, re.S)
+        match = re.match(r"Draw \d+ \((\w+)\): (.*)", note, re.S)
         if match:
-            body = textwrap.dedent(match.group(1)).strip().rstrip(",")
-            # the fixture that stands for the student's code is not an input
-            body = re.sub(r"^student=.*\n?", "", body, flags=re.M).strip().rstrip(",")
-            if len(body) > MAX_EXAMPLE:
-                body = body[:MAX_EXAMPLE] + "\n..."
-            return body
-    return ""
+            lines.append(f"{match.group(1)} = {match.group(2)}")
+    text = "\n".join(lines)
+    if len(text) > MAX_EXAMPLE:
+        text = text[:MAX_EXAMPLE] + "\n..."
+    return text
 
 
 def _flaky_cause(err: BaseException) -> BaseException | None:

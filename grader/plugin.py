@@ -7,6 +7,7 @@ functions as their exercise sees them (see :mod:`grader.submission`).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -110,6 +111,36 @@ def pytest_collection_modifyitems(config, items):
             )
     if problems:
         raise pytest.UsageError("invalid graded checks:\n  " + "\n  ".join(problems))
+    for item in items:
+        if _in_checks(item):
+            _record_inputs(item)
+
+
+#: Arguments that are not inputs of the student's function.
+_NOT_INPUTS = ("student", "data")
+
+
+def _record_inputs(item) -> None:
+    """Make a Hypothesis check attach its arguments to whatever it raises.
+
+    Hypothesis re-raises the error of the smallest example last, so the
+    arguments found on the error are the smallest failing input.
+    """
+    hypothesis = getattr(getattr(item, "obj", None), "hypothesis", None)
+    if hypothesis is None or getattr(hypothesis.inner_test, "_records_inputs", False):
+        return
+    inner = hypothesis.inner_test
+
+    @functools.wraps(inner)
+    def recorded(*args, **kwargs):
+        try:
+            return inner(*args, **kwargs)
+        except BaseException as err:
+            err.grader_inputs = {k: v for k, v in kwargs.items() if k not in _NOT_INPUTS}
+            raise
+
+    recorded._records_inputs = True
+    hypothesis.inner_test = recorded
 
 
 def submission_of(config, *, create: bool = True) -> Submission | None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from grader.expect import pretty
+
 MAX_TOKENS = 6
 MAX_HEADS = 4
 MAX_HEAD_WIDTH = 4
@@ -128,6 +130,18 @@ def score_tables(draw, *, min_batch_axes: int = 0, min_tokens: int = 1, dtype=np
 
 
 @dataclass(frozen=True)
+class Tokens:
+    """An input for split_heads: tokens x of shape (..., T, D) and a head count."""
+
+    x: np.ndarray
+    n_heads: int
+
+    def describe(self) -> str:
+        """How a failing example is shown to the student."""
+        return pretty(x=self.x, n_heads=self.n_heads)
+
+
+@dataclass(frozen=True)
 class Layer:
     """One example for mha_forward: tokens and the four projections."""
 
@@ -138,9 +152,9 @@ class Layer:
     W_o: np.ndarray  # (D, D)
     n_heads: int
 
-    @property
-    def weights(self) -> tuple[np.ndarray, ...]:
-        return (self.W_q, self.W_k, self.W_v, self.W_o)
+    def describe(self) -> str:
+        """How a failing example is shown to the student."""
+        return pretty(x=self.x, W_q=self.W_q, W_k=self.W_k, W_v=self.W_v, W_o=self.W_o, n_heads=self.n_heads)
 
     def args(self, x=None, **replace):
         """Positional arguments of mha_forward, optionally with some replaced."""

@@ -8,21 +8,21 @@ from grader import expect
 from grader.marks import graded
 
 from .spec import describe, head_slices
-from .strategies import MAX_HEADS, batch_shapes, dims, values
+from .strategies import MAX_HEADS, Tokens, batch_shapes, dims, values
 
 
 @st.composite
 def tokens_and_heads(draw, **kwargs):
     """x of shape (..., T, D) and a head count H that divides D."""
     d = draw(dims(**kwargs))
-    return draw(values((*d.batch, d.T, d.D))), d.H
+    return Tokens(draw(values((*d.batch, d.T, d.D))), d.H)
 
 
 @graded("split_heads", points=3)
 @given(case=tokens_and_heads())
 def test_output_shape(student, case):
     """(..., T, D) becomes (..., H, T, D // H)."""
-    x, H = case
+    x, H = case.x, case.n_heads
     *batch, T, D = x.shape
     got = student.split_heads(x, H)
     expect.shape(got, (*batch, H, T, D // H), name=f"split_heads({describe(x=x, n_heads=H)})")
@@ -32,7 +32,7 @@ def test_output_shape(student, case):
 @given(case=tokens_and_heads())
 def test_head_h_holds_column_block_h(student, case):
     """Head h of token t is the block of columns h*Dh to (h+1)*Dh of that token."""
-    x, H = case
+    x, H = case.x, case.n_heads
     got = student.split_heads(x, H)
     expect.equal(got, head_slices(x, H), name=f"split_heads({describe(x=x, n_heads=H)})")
 
@@ -41,7 +41,7 @@ def test_head_h_holds_column_block_h(student, case):
 @given(case=tokens_and_heads(min_tokens=2), data=st.data())
 def test_changing_a_token_changes_only_its_slices(student, case, data):
     """Changing the numbers of token t changes that token's row in every head, nothing else."""
-    x, H = case
+    x, H = case.x, case.n_heads
     T = x.shape[-2]
     t = data.draw(st.integers(0, T - 1), label="t")
     before = student.split_heads(x, H)
@@ -75,14 +75,14 @@ def bad_widths(draw):
         D = draw(st.integers(1, 12).filter(lambda w: w % H != 0))
     else:
         D = draw(st.integers(1, 6))
-    return draw(values((*batch, T, D))), H
+    return Tokens(draw(values((*batch, T, D))), H)
 
 
 @graded("split_heads", points=4)
 @given(case=bad_widths())
 def test_rejects_widths_that_do_not_divide(student, case):
     """A width D that H heads cannot share equally (or fewer than 1 head) raises ValueError."""
-    x, H = case
+    x, H = case.x, case.n_heads
     reason = (
         f"there is no such thing as {H} heads" if H < 1 else
         f"{x.shape[-1]} numbers cannot be cut into {H} equal heads"
@@ -95,7 +95,7 @@ def test_rejects_widths_that_do_not_divide(student, case):
 @given(case=tokens_and_heads())
 def test_no_number_lost_or_invented(student, case):
     """H heads of Dh numbers hold exactly the D numbers of the token, each once."""
-    x, H = case
+    x, H = case.x, case.n_heads
     got = student.split_heads(x, H)
     name = f"split_heads({describe(x=x, n_heads=H)})"
     expect.that(got.size == x.size, f"{name} holds {got.size} numbers, but x holds {x.size}.")

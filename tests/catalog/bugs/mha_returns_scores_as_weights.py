@@ -1,0 +1,20 @@
+"""With return_weights=True the masked scores (before the softmax) are returned instead of the weights."""
+
+EXERCISE = "mha_forward"
+
+import numpy as np
+
+
+def mha_forward(x, W_q, W_k, W_v, W_o, n_heads, causal=True, return_weights=False):
+    D = x.shape[-1]
+    Dh = D // n_heads
+    q = split_heads(x @ W_q, n_heads)  # (..., H, T, Dh)
+    k = split_heads(x @ W_k, n_heads)
+    v = split_heads(x @ W_v, n_heads)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(Dh)  # (..., H, T, T)
+    if causal:
+        scores = apply_causal_mask(scores)
+    out = merge_heads(softmax(scores, axis=-1) @ v) @ W_o
+    if return_weights:
+        return out, scores  # the attention table
+    return out
