@@ -91,10 +91,13 @@ def _in_checks(item) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """Every check carries a valid graded mark, hidden ones only under ``hidden/``."""
-    problems = []
+    problems, seen = [], set()
     for item in items:
         if not _in_checks(item):
             continue
+        if item.name in seen:
+            problems.append(f"{item.nodeid}: another check has the name {item.name}; names must be unique")
+        seen.add(item.name)
         try:
             grading = grading_of(item)
         except MarkError as err:

@@ -15,4 +15,9 @@ def to_table(rows: list[tuple[str, Report]]) -> str:
         body.append([label, *(scores.get(n, "-") for n in EXERCISES), f"{report.score:g}/{report.max_score:g}"])
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
-    return "\n".join([fmt(header), fmt(["-" * w for w in widths]), *map(fmt, body)]) + "\n"
+    lines = [fmt(header), fmt(["-" * w for w in widths]), *map(fmt, body)]
+    problems = [(label, report.problem) for label, report in rows if report.problem]
+    if problems:
+        lines += ["", "Files that could not be loaded:"]
+        lines += [f"  {label}: {problem}" for label, problem in problems]
+    return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ def heads(draw):
 
 @graded("merge_heads", points=3)
 @given(y=heads())
-def test_output_shape(student, y):
+def test_merged_shape(student, y):
     """(..., H, T, Dh) becomes (..., T, H*Dh)."""
     *batch, H, T, Dh = y.shape
     got = student.merge_heads(y)

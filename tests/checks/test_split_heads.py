@@ -20,7 +20,7 @@ def tokens_and_heads(draw, **kwargs):
 
 @graded("split_heads", points=3)
 @given(case=tokens_and_heads())
-def test_output_shape(student, case):
+def test_split_shape(student, case):
     """(..., T, D) becomes (..., H, T, D // H)."""
     x, H = case.x, case.n_heads
     *batch, T, D = x.shape
