@@ -15,13 +15,22 @@ def main(
     *,
     path: Path = paths.EXERCISE,
     explore: bool = False,
+    public: bool = False,
     exercises: tuple[str, ...] = EXERCISES,
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
+    max_examples: int | None = None,
 ) -> int:
     """Print the report; 0 when every check passes, 1 otherwise."""
     file = find_file(Path(path))
     profile = "explore" if explore else "grading"
-    report = run_checks(file, profile=profile, exercises=exercises, call_timeout=call_timeout)
+    report = run_checks(
+        file,
+        profile=profile,
+        exercises=exercises,
+        call_timeout=call_timeout,
+        include_hidden=not public,
+        max_examples=max_examples,
+    )
     how = "fresh random inputs" if explore else "the same inputs as the grader"
     sys.stdout.write(to_text(report, heading=f"Checking {file} with {how}"))
     if report.score == report.max_score:

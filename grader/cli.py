@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from . import EXERCISES, __version__, check, gallery, generate, grade
+from .plugin import GRADING_EXAMPLES
 from .run import GraderError
 from .submission import DEFAULT_CALL_TIMEOUT
 
@@ -15,8 +16,20 @@ def _exercises(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     unknown = [n for n in names if n not in EXERCISES]
     if unknown:
-        raise argparse.ArgumentTypeError(f"unknown exercise {unknown[0]!r}; choose from {', '.join(EXERCISES)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown exercise {unknown[0]!r}; choose from {', '.join(EXERCISES)}"
+        )
     return names
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text}")
+    return value
 
 
 def _timeout(text: str) -> float:
@@ -32,44 +45,75 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--only", type=_exercises, default=EXERCISES, metavar="NAMES",
-                        help="comma-separated exercises to run (default: all)")
-    common.add_argument("--call-timeout", type=_timeout, default=DEFAULT_CALL_TIMEOUT, metavar="SECONDS",
-                        help=f"time limit for one call of a student function (default {DEFAULT_CALL_TIMEOUT:g})")
+    common.add_argument(
+        "--only",
+        type=_exercises,
+        default=EXERCISES,
+        metavar="NAMES",
+        help="comma-separated exercises to run (default: all)",
+    )
+    common.add_argument(
+        "--call-timeout",
+        type=_timeout,
+        default=DEFAULT_CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"time limit for one call of a student function (default {DEFAULT_CALL_TIMEOUT:g})",
+    )
+    common.add_argument(
+        "--max-examples",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help=f"examples per property (default {GRADING_EXAMPLES} when grading)",
+    )
 
     c = sub.add_parser("check", parents=[common], help="check your own attention.py (students)")
-    c.add_argument("path", nargs="?", type=Path, default=check.paths.EXERCISE,
-                   help="file or folder to check (default: exercises/attention.py)")
-    c.add_argument("--explore", action="store_true",
-                   help="try fresh random inputs, more of them (scores may differ from grading)")
+    c.add_argument(
+        "path",
+        nargs="?",
+        type=Path,
+        default=check.paths.EXERCISE,
+        help="file or folder to check (default: exercises/attention.py)",
+    )
+    c.add_argument(
+        "--explore",
+        action="store_true",
+        help="try fresh random inputs, more of them (scores may differ from grading)",
+    )
+    c.add_argument(
+        "--public",
+        action="store_true",
+        help="run only the checks students are shown (as in the student release)",
+    )
 
     g = sub.add_parser("grade", parents=[common], help="grade one submission (instructors, CI)")
     g.add_argument("path", type=Path, help="attention.py, or a folder holding it")
     g.add_argument("--format", dest="fmt", choices=grade.FORMATS, default="text")
     g.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
 
-    s = sub.add_parser("gallery", help="grade a folder of submissions into a score table")
+    s = sub.add_parser("gallery", parents=[common], help="grade a folder of submissions into a score table")
     s.add_argument("folder", nargs="?", type=Path, help="one subfolder per submission (default: bundled)")
     s.add_argument("--format", dest="fmt", choices=gallery.FORMATS, default="table")
-    s.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS",
-                   help="time limit for one call of a student function")
 
     e = sub.add_parser("exercises", help="regenerate exercises/attention.py from the solution")
     e.add_argument("--check", action="store_true", help="only report whether it is up to date")
     return p
 
 
+def _options(args) -> dict:
+    """The options every grading command shares, as run_checks keywords."""
+    return {"exercises": args.only, "call_timeout": args.call_timeout, "max_examples": args.max_examples}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         if args.command == "check":
-            return check.main(path=args.path, explore=args.explore, exercises=args.only,
-                              call_timeout=args.call_timeout)
+            return check.main(path=args.path, explore=args.explore, public=args.public, **_options(args))
         if args.command == "grade":
-            return grade.main(path=args.path, fmt=args.fmt, output=args.output, exercises=args.only,
-                              call_timeout=args.call_timeout)
+            return grade.main(path=args.path, fmt=args.fmt, output=args.output, **_options(args))
         if args.command == "gallery":
-            return gallery.main(folder=args.folder, fmt=args.fmt, call_timeout=args.call_timeout)
+            return gallery.main(folder=args.folder, fmt=args.fmt, **_options(args))
         return generate.main(check=args.check)
     except FileNotFoundError as err:
         print(f"grader: {err.args[0] if err.args else err}", file=sys.stderr)

@@ -43,7 +43,11 @@ def counterexample_of(err: BaseException) -> str:
     lines = []
     for name, value in inputs.items():
         text = _show(value)
-        lines.append(text if hasattr(value, "describe") else f"{name} = " + text.replace("\n", "\n" + " " * (len(name) + 3)))
+        lines.append(
+            text
+            if hasattr(value, "describe")
+            else f"{name} = " + text.replace("\n", "\n" + " " * (len(name) + 3))
+        )
     for note in getattr(err, "__notes__", ()):
         match = re.match(r"Draw \d+ \((\w+)\): (.*)", note, re.S)
         if match:

@@ -31,14 +31,16 @@ def entries(folder: Path | None) -> list[tuple[str, Path]]:
 FORMATS = ("table", "json")
 
 
-def main(*, folder: Path | None = None, fmt: str = "table", call_timeout: float | None = None) -> int:
-    """Grade every entry and print the table, or a JSON object of reports (progress on stderr)."""
+def main(*, folder: Path | None = None, fmt: str = "table", **options) -> int:
+    """Grade every entry and print the table, or a JSON object of reports (progress on stderr).
+
+    ``options`` go to :func:`grader.run.run_checks` (exercises, call_timeout, max_examples).
+    """
     if folder is not None and not Path(folder).is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
     rows = []
     for label, file in entries(folder):
         print(f"grading {label} ({file}) ...", file=sys.stderr)
-        options = {} if call_timeout is None else {"call_timeout": call_timeout}
         rows.append((label, run_checks(file, **options)))
     if fmt == "json":
         sys.stdout.write(json.dumps({label: to_dict(report) for label, report in rows}, indent=1) + "\n")

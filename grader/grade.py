@@ -29,11 +29,12 @@ def main(
     output: Path | None = None,
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     exercises: tuple[str, ...] = EXERCISES,
+    max_examples: int | None = None,
 ) -> int:
     """Grade ``path`` (a file, or a folder holding attention.py); 0 once a report is written."""
     file = find_file(Path(path))
     print(f"grading {file} ...", file=sys.stderr)
-    report = run_checks(file, call_timeout=call_timeout, exercises=exercises)
+    report = run_checks(file, call_timeout=call_timeout, exercises=exercises, max_examples=max_examples)
     text = render(report, fmt)
     if output is None:
         sys.stdout.write(text)

@@ -13,7 +13,7 @@ from . import EXERCISES, paths
 from .feedback import Outcome, outcome_of, paragraph
 from .marks import grading_of
 from .plugin import submission_of
-from .results import Report, Status, TestResult
+from .results import Report, Status, TestResult, Visibility
 from .submission import DEFAULT_CALL_TIMEOUT
 
 
@@ -33,17 +33,23 @@ def _name(item) -> str:
 class Collector:
     """A pytest plugin object that records one TestResult per graded check."""
 
-    def __init__(self, exercises: tuple[str, ...]):
+    def __init__(self, exercises: tuple[str, ...], *, include_hidden: bool = True):
         self.exercises = exercises
+        self.include_hidden = include_hidden
         self.results: list[TestResult] = []
         self.problem = ""
 
     def pytest_collection_modifyitems(self, config, items):
-        """Keep only the checks of the chosen exercises, in the lesson's order."""
+        """Keep only the chosen checks, in the lesson's order of exercises."""
         keep, drop = [], []
         for item in items:
             grading = grading_of(item)
-            (keep if grading and grading.exercise in self.exercises else drop).append(item)
+            wanted = (
+                grading is not None
+                and grading.exercise in self.exercises
+                and (self.include_hidden or grading.visibility is Visibility.VISIBLE)
+            )
+            (keep if wanted else drop).append(item)
         keep.sort(key=lambda item: EXERCISES.index(grading_of(item).exercise))
         items[:] = keep
         if drop:
@@ -90,21 +96,39 @@ def run_checks(
     profile: str = "grading",
     exercises: tuple[str, ...] = EXERCISES,
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
+    include_hidden: bool = True,
+    max_examples: int | None = None,
     checks: Path = paths.CHECKS,
 ) -> Report:
     """Grade ``submission`` (a file path) against the checks and return the Report."""
-    collector = Collector(exercises)
+    collector = Collector(exercises, include_hidden=include_hidden)
     args = [
         str(checks),
-        "-p", "grader.plugin",
-        "-p", "no:cacheprovider",
-        "-o", "addopts=",
-        "--rootdir", str(paths.ROOT),
+        "-p",
+        "grader.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=",
+        "--rootdir",
+        str(paths.ROOT),
         "-q",
-        "--submission", str(submission),
-        "--profile", profile,
-        "--call-timeout", str(call_timeout),
+        "--assert=plain",  # the checks fail through grader.expect, never a bare assert
+        "-p",
+        "no:doctest",
+        "-p",
+        "no:unraisableexception",  # its clean-up runs gc five times: a tenth of a second
+        "-p",
+        "no:threadexception",
+        "--submission",
+        str(submission),
+        "--profile",
+        profile,
+        "--call-timeout",
+        str(call_timeout),
     ]
+    if max_examples is not None:
+        args += ["--max-examples", str(max_examples)]
     captured = io.StringIO()
     with _plugin_autoload_off(), contextlib.redirect_stdout(captured):
         code = pytest.main(args, plugins=[collector])

@@ -179,7 +179,9 @@ def execute(source: Source, *, timeout: float | None = DEFAULT_CALL_TIMEOUT) -> 
     except _Alarm:
         raise LoadProblem(f"Your file did not finish loading within {timeout:g} s.") from None
     except SystemExit:
-        raise LoadProblem("Your file exits the interpreter while it is loading (sys.exit or exit()).") from None
+        raise LoadProblem(
+            "Your file exits the interpreter while it is loading (sys.exit or exit())."
+        ) from None
     except KeyboardInterrupt:
         raise
     except BaseException as err:  # noqa: BLE001 - any failure of student code is reported
@@ -246,7 +248,9 @@ class StudentView:
             raise StudentError(f"`{name}` is not defined in your file.", kind="missing")
         fn = self._namespace[name]
         if not callable(fn):
-            raise StudentError(f"`{name}` in your file is a {type(fn).__name__}, not a function.", kind="missing")
+            raise StudentError(
+                f"`{name}` in your file is a {type(fn).__name__}, not a function.", kind="missing"
+            )
         reference = self._reference[name]
         if self._approved.get(name) is not fn and not same_signature(fn, reference):
             try:

@@ -28,11 +28,17 @@ def python(*args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedPr
     """Run ``python -m grader ARGS`` from the repository root, capturing text output."""
     return subprocess.run(
         [sys.executable, "-m", "grader", *args],
-        cwd=paths.ROOT, capture_output=True, text=True, timeout=timeout, **kwargs,
+        cwd=paths.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
     )
 
 
-def grade_folders(folders: dict[str, Path], tmp: Path, *, call_timeout: float | None = None) -> dict[str, dict]:
+def grade_folders(
+    folders: dict[str, Path], tmp: Path, *, call_timeout: float | None = None, max_examples: int | None = None
+) -> dict[str, dict]:
     """Grade many submissions with the ``gallery`` command, split over PROCESSES processes.
 
     ``folders`` maps a label to a folder holding attention.py; returns label -> JSON report.
@@ -46,6 +52,7 @@ def grade_folders(folders: dict[str, Path], tmp: Path, *, call_timeout: float | 
         for label in chunks[index]:
             os.symlink(folders[label].resolve(), root / label)
         extra = [] if call_timeout is None else ["--call-timeout", str(call_timeout)]
+        extra += [] if max_examples is None else ["--max-examples", str(max_examples)]
         done = python("gallery", str(root), "--format", "json", *extra)
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)

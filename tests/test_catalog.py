@@ -18,25 +18,53 @@ CORRECT = sorted((CATALOG / "correct").glob("*.py"))
 
 #: The mistakes the suite must catch, by catalog file (see the issue that set the bar).
 REQUIRED_BUGS = {
-    "mask_diagonal_masked", "mask_inverted_tril", "mask_missing_returns_copy", "mask_future_set_to_zero",
-    "mask_multiplied_by_01", "mask_leaks_next_token", "mask_in_place", "mask_sized_from_axis0",
-    "mask_hardcoded_size4", "mask_sliding_window",
-    "split_reshape_no_transpose", "merge_reshape_no_transpose", "mha_reshape_no_transpose_inline",
-    "split_interleaved_heads", "split_reversed_head_order", "split_no_leading_axes", "split_truncates_leftover",
-    "mha_scale_sqrt_D", "mha_no_scaling", "mha_softmax_wrong_axis", "mha_forgets_W_o", "mha_W_o_transposed",
-    "mha_mask_after_softmax", "mha_causal_always_on", "mha_causal_never_on", "mha_keys_times_queries",
-    "mha_values_from_W_q", "mha_naive_softmax", "mha_heads_collapsed",
+    "mask_diagonal_masked",
+    "mask_inverted_tril",
+    "mask_missing_returns_copy",
+    "mask_future_set_to_zero",
+    "mask_multiplied_by_01",
+    "mask_leaks_next_token",
+    "mask_in_place",
+    "mask_sized_from_axis0",
+    "mask_hardcoded_size4",
+    "mask_sliding_window",
+    "split_reshape_no_transpose",
+    "merge_reshape_no_transpose",
+    "mha_reshape_no_transpose_inline",
+    "split_interleaved_heads",
+    "split_reversed_head_order",
+    "split_no_leading_axes",
+    "split_truncates_leftover",
+    "mha_scale_sqrt_D",
+    "mha_no_scaling",
+    "mha_softmax_wrong_axis",
+    "mha_forgets_W_o",
+    "mha_W_o_transposed",
+    "mha_mask_after_softmax",
+    "mha_causal_always_on",
+    "mha_causal_never_on",
+    "mha_keys_times_queries",
+    "mha_values_from_W_q",
+    "mha_naive_softmax",
+    "mha_heads_collapsed",
 }
 REQUIRED_CORRECT = {
-    "additive_inf_mask", "einsum_mha", "loop_over_heads", "stack_concat_split_merge", "cached_mask",
-    "large_negative_mask_in_mha", "prefix_loop_mha",
+    "additive_inf_mask",
+    "einsum_mha",
+    "loop_over_heads",
+    "stack_concat_split_merge",
+    "cached_mask",
+    "large_negative_mask_in_mha",
+    "prefix_loop_mha",
 }
 
 
 def exercise_of(entry: Path) -> str:
     """The EXERCISE a catalog file declares."""
     for node in ast.parse(entry.read_text()).body:
-        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["EXERCISE"]:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == [
+            "EXERCISE"
+        ]:
             return ast.literal_eval(node.value)
     raise AssertionError(f"{entry.name} declares no EXERCISE")
 
@@ -44,8 +72,10 @@ def exercise_of(entry: Path) -> str:
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, dict]:
     built = tmp_path_factory.mktemp("catalog")
-    folders = {f"{e.parent.name}-{e.stem}": compose(e, built / f"{e.parent.name}-{e.stem}").parent
-               for e in BUGS + CORRECT}
+    folders = {
+        f"{e.parent.name}-{e.stem}": compose(e, built / f"{e.parent.name}-{e.stem}").parent
+        for e in BUGS + CORRECT
+    }
     return grade_folders(folders, tmp_path_factory.mktemp("graded"))
 
 

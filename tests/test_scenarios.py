@@ -45,7 +45,9 @@ def test_scenario(reports, name):
         feedback = [t["feedback"] for t in report["tests"] if t["exercise"] == exercise and t["feedback"]]
         assert any(fragment in f for f in feedback), (fragment, feedback[:2])
     for exercise, status in expected.get("status", {}).items():
-        failed = [t["status"] for t in report["tests"] if t["exercise"] == exercise and t["status"] != "passed"]
+        failed = [
+            t["status"] for t in report["tests"] if t["exercise"] == exercise and t["status"] != "passed"
+        ]
         assert failed and set(failed) == {status}, failed
     # a file-level problem is explained once, and every check says it too
     if report["problem"]:

@@ -12,9 +12,17 @@ def to_table(rows: list[tuple[str, Report]]) -> str:
     body = []
     for label, report in rows:
         scores = {e.name: f"{e.score:g}/{e.max_score:g}" for e in report.exercises}
-        body.append([label, *(scores.get(n, "-") for n in EXERCISES), f"{report.score:g}/{report.max_score:g}"])
+        body.append(
+            [label, *(scores.get(n, "-") for n in EXERCISES), f"{report.score:g}/{report.max_score:g}"]
+        )
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    fmt = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))  # noqa: E731
+
+    def fmt(row: list[str]) -> str:
+        cells = (
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        return "  ".join(cells)
+
     lines = [fmt(header), fmt(["-" * w for w in widths]), *map(fmt, body)]
     problems = [(label, report.problem) for label, report in rows if report.problem]
     if problems:

@@ -42,7 +42,6 @@ _AXES = {n: st.integers(n, MAX_BATCH_AXES) for n in range(MAX_BATCH_AXES + 1)}
 _HEAD_CHOICES = (2, 3, 4, 1)
 _HEAD_INDEX = st.integers(0, len(_HEAD_CHOICES) - 1)
 _WIDTHS = st.integers(1, MAX_HEAD_WIDTH)
-_TOKENS: dict[tuple[int, int], st.SearchStrategy] = {}
 
 
 def draw_batch(draw, *, min_axes: int = 0) -> tuple[int, ...]:
@@ -51,9 +50,7 @@ def draw_batch(draw, *, min_axes: int = 0) -> tuple[int, ...]:
 
 
 def draw_tokens(draw, low: int = 1, high: int = MAX_TOKENS) -> int:
-    if (low, high) not in _TOKENS:
-        _TOKENS[low, high] = st.integers(low, high)
-    return draw(_TOKENS[low, high])
+    return draw(between(low, high))
 
 
 def batch_shapes(*, min_axes: int = 0) -> st.SearchStrategy:
@@ -61,8 +58,7 @@ def batch_shapes(*, min_axes: int = 0) -> st.SearchStrategy:
     return st.composite(lambda draw: draw_batch(draw, min_axes=min_axes))()
 
 
-@st.composite
-def dims(
+def draw_dims(
     draw,
     *,
     min_batch_axes: int = 0,
@@ -76,6 +72,34 @@ def dims(
     T = _other_than(draw_tokens(draw, min_tokens, max_tokens), (H,), min_tokens, max_tokens)
     Dh = _other_than(draw(_WIDTHS), (H, T), 1, MAX_HEAD_WIDTH)
     return Dims(batch, T, H, Dh)
+
+
+@st.composite
+def dims(draw, **kwargs) -> Dims:
+    """Strategy form of :func:`draw_dims`."""
+    return draw_dims(draw, **kwargs)
+
+
+_RANGES: dict[tuple[int, int], st.SearchStrategy] = {}
+
+
+def between(low: int, high: int) -> st.SearchStrategy:
+    """Integers low..high (one shared strategy per range: building strategies is slow)."""
+    if (low, high) not in _RANGES:
+        _RANGES[low, high] = st.integers(low, high)
+    return _RANGES[low, high]
+
+
+def indices(n: int) -> st.SearchStrategy:
+    """Integers 0..n-1."""
+    return between(0, n - 1)
+
+
+@st.composite
+def tokens(draw, **kwargs) -> Tokens:
+    """x of shape (..., T, D) and a head count H that divides D."""
+    d = draw_dims(draw, **kwargs)
+    return Tokens(draw_values(draw, (*d.batch, d.T, d.D)), d.H)
 
 
 def _other_than(n: int, taken: tuple[int, ...], low: int, high: int) -> int:
@@ -112,7 +136,10 @@ def draw_many(draw, shapes, *, low: float = -10.0, high: float = 10.0, dtype=np.
     spread = draw(_SPREADS)
     rng = np.random.default_rng(draw(_SEEDS))
     centre, half = (low + high) / 2, (high - low) / 2
-    return [(centre + rng.integers(-spread, spread + 1, size=s) * (half / GRID_STEPS)).astype(dtype) for s in shapes]
+    return [
+        (centre + rng.integers(-spread, spread + 1, size=s) * (half / GRID_STEPS)).astype(dtype)
+        for s in shapes
+    ]
 
 
 @st.composite
@@ -174,7 +201,9 @@ def layers(
     dtype=np.float64,
 ) -> Layer:
     """Tokens in [-x_range, x_range] and projections in [-1, 1]."""
-    d = draw(dims(min_batch_axes=min_batch_axes, min_tokens=min_tokens, max_tokens=max_tokens, heads=heads))
+    d = draw_dims(
+        draw, min_batch_axes=min_batch_axes, min_tokens=min_tokens, max_tokens=max_tokens, heads=heads
+    )
     x = draw_values(draw, (*d.batch, d.T, d.D), low=-x_range, high=x_range, dtype=dtype)
     Ws = draw_many(draw, [(d.D, d.D)] * 4, low=-1.0, high=1.0, dtype=dtype)
     return Layer(x, *Ws, n_heads=d.H)

@@ -102,6 +102,10 @@ def test_lesson_example_the_cat_sat(student):
     e1, e2 = np.exp(1.0), np.exp(2.0)
     cat = np.array([e1 / (e1 + e2), e2 / (e1 + e2), 0.0])  # about [0.269, 0.731, 0]
     expect.close(
-        weights[1], cat, name='the weights of "cat"', rtol=1e-12, atol=0.0,
+        weights[1],
+        cat,
+        name='the weights of "cat"',
+        rtol=1e-12,
+        atol=0.0,
         what="do not match the lesson",
     )

@@ -1,6 +1,5 @@
 """Checks of merge_heads: the heads' slices put back side by side."""
 
-import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -8,14 +7,14 @@ from grader import expect
 from grader.marks import graded
 
 from .spec import describe, head_slices
-from .strategies import dims, values
+from .strategies import draw_dims, draw_values, tokens
 
 
 @st.composite
 def heads(draw):
     """y of shape (..., H, T, Dh)."""
-    d = draw(dims())
-    return draw(values((*d.batch, d.H, d.T, d.Dh)))
+    d = draw_dims(draw)
+    return draw_values(draw, (*d.batch, d.H, d.T, d.Dh))
 
 
 @graded("merge_heads", points=3)
@@ -37,8 +36,10 @@ def test_head_h_fills_column_block_h(student, y):
     expect.shape(got, (*batch, T, H * Dh), name=name)
     for h in range(H):
         expect.equal(
-            got[..., :, h * Dh : (h + 1) * Dh], y[..., h, :, :],
-            name=f"columns {h * Dh}:{(h + 1) * Dh} of {name}", what=f"do not hold head {h}",
+            got[..., :, h * Dh : (h + 1) * Dh],
+            y[..., h, :, :],
+            name=f"columns {h * Dh}:{(h + 1) * Dh} of {name}",
+            what=f"do not hold head {h}",
         )
 
 
@@ -54,11 +55,9 @@ def test_split_after_merge_gives_back_the_heads(student, y):
 
 
 @graded("merge_heads", points=4)
-@given(data=st.data())
-def test_merge_after_split_gives_back_the_tokens(student, data):
+@given(case=tokens())
+def test_merge_after_split_gives_back_the_tokens(student, case):
     """Merging the heads of x (split as split_heads promises) gives x back exactly."""
-    d = data.draw(dims(), label="sizes")
-    x = data.draw(values((*d.batch, d.T, d.D)), label="x")
-    got = student.merge_heads(head_slices(x, d.H))
-    expect.equal(got, x, name=f"merge_heads(split_heads(x, {d.H})) for x of shape {x.shape}",
-                 what="is not x")
+    x, H = case.x, case.n_heads
+    got = student.merge_heads(head_slices(x, H))
+    expect.equal(got, x, name=f"merge_heads(split_heads(x, {H})) for x of shape {x.shape}", what="is not x")

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from grader import expect
 from grader.marks import graded
 
-from .spec import ATOL, ROW_SUM_ATOL, RTOL, future
-from .strategies import layers, values
+from .spec import ATOL, ROW_SUM_ATOL, RTOL, future, softmax
+from .strategies import between, draw_values, indices, layers
 
 
 def run(student, layer, x=None, **kwargs):
@@ -78,8 +78,8 @@ def test_without_the_mask_tokens_see_the_future(student, layer):
 def test_later_tokens_do_not_change_earlier_outputs(student, layer, data):
     """Changing the tokens after position t leaves the outputs of positions 0..t unchanged."""
     *batch, T, D = layer.x.shape
-    t = data.draw(st.integers(0, T - 2), label="t")
-    delta = data.draw(values((*batch, T - t - 1, D), low=0.5, high=2.0), label="change")
+    t = data.draw(indices(T - 1), label="t")
+    delta = draw_values(data.draw, (*batch, T - t - 1, D), low=0.5, high=2.0)  # (..., T-t-1, D)
     changed = layer.x.copy()
     changed[..., t + 1 :, :] += delta  # only tokens t+1, t+2, ... move
     before = run(student, layer)
@@ -87,8 +87,12 @@ def test_later_tokens_do_not_change_earlier_outputs(student, layer, data):
     expect.shape(before, layer.x.shape, name="mha_forward(x)")
     expect.shape(after, layer.x.shape, name="mha_forward(x changed after t)")
     expect.close(
-        after[..., : t + 1, :], before[..., : t + 1, :], rtol=RTOL, atol=ATOL,
-        name=f"the outputs of tokens 0..{t}", what="changed when only later tokens changed",
+        after[..., : t + 1, :],
+        before[..., : t + 1, :],
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"the outputs of tokens 0..{t}",
+        what="changed when only later tokens changed",
     )
 
 
@@ -97,13 +101,17 @@ def test_later_tokens_do_not_change_earlier_outputs(student, layer, data):
 def test_each_row_behaves_as_if_given_only_its_prefix(student, layer, data):
     """Running on the first k tokens alone gives the first k rows of running on all of them."""
     T = layer.x.shape[-2]
-    k = data.draw(st.integers(1, T), label="k")
+    k = data.draw(between(1, T), label="k")
     whole = run(student, layer)
     prefix = run(student, layer, x=layer.x[..., :k, :])
     expect.shape(whole, layer.x.shape, name="mha_forward(x)")
     expect.close(
-        prefix, whole[..., :k, :], rtol=RTOL, atol=ATOL,
-        name=f"mha_forward(x[..., :{k}, :])", what=f"differs from the first {k} rows of mha_forward(x)",
+        prefix,
+        whole[..., :k, :],
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"mha_forward(x[..., :{k}, :])",
+        what=f"differs from the first {k} rows of mha_forward(x)",
     )
 
 
@@ -114,8 +122,14 @@ def test_first_token_only_sees_itself(student, layer):
     out = run(student, layer)
     expect.shape(out, layer.x.shape, name="mha_forward(x)")
     expected = layer.x[..., 0, :] @ layer.W_v @ layer.W_o  # (..., D)
-    expect.close(out[..., 0, :], expected, rtol=RTOL, atol=ATOL,
-                 name="the output of the first token", what="is not x[0] @ W_v @ W_o")
+    expect.close(
+        out[..., 0, :],
+        expected,
+        rtol=RTOL,
+        atol=ATOL,
+        name="the output of the first token",
+        what="is not x[0] @ W_v @ W_o",
+    )
 
 
 @graded("mha_forward", points=3)
@@ -128,8 +142,14 @@ def test_output_projection_mixes_the_merged_heads(student, layer, causal):
     merged = run(student, replace(layer, W_o=np.eye(D)), causal=causal)
     out = run(student, layer, causal=causal)
     expect.shape(merged, layer.x.shape, name="mha_forward with W_o = I")
-    expect.close(out, merged @ layer.W_o, rtol=RTOL, atol=ATOL, name="mha_forward(x)",
-                 what="is not (the merged heads) @ W_o")
+    expect.close(
+        out,
+        merged @ layer.W_o,
+        rtol=RTOL,
+        atol=ATOL,
+        name="mha_forward(x)",
+        what="is not (the merged heads) @ W_o",
+    )
 
 
 @graded("mha_forward", points=3)
@@ -140,5 +160,38 @@ def test_batch_elements_are_independent(student, layer, causal):
     expect.shape(out, layer.x.shape, name="mha_forward(x)")
     first = (0,) * (layer.x.ndim - 2)
     alone = run(student, layer, x=layer.x[first], causal=causal)
-    expect.close(out[first], alone, rtol=RTOL, atol=ATOL,
-                 name="the output of the first sequence", what="differs from running it alone")
+    expect.close(
+        out[first],
+        alone,
+        rtol=RTOL,
+        atol=ATOL,
+        name="the output of the first sequence",
+        what="differs from running it alone",
+    )
+
+
+@graded("mha_forward", points=4)
+@given(layer=layers(), causal=st.booleans())
+def test_each_head_scores_its_own_slice(student, layer, causal):
+    """Head h's weights are the softmax of its queries times its keys (columns h*Dh to
+    (h+1)*Dh of x @ W_q and x @ W_k), divided by sqrt(Dh)."""
+    got = student.mha_forward(*layer.args(), causal=causal, return_weights=True)
+    name = f"the weights of mha_forward(..., causal={causal}, return_weights=True)"
+    expect.is_tuple(got, name="mha_forward(..., return_weights=True)", length=2)
+    *batch, T, D = layer.x.shape
+    H = layer.n_heads
+    expect.shape(got[1], (*batch, H, T, T), name=name)
+    Dh = D // H
+    for h in range(H):
+        cols = slice(h * Dh, (h + 1) * Dh)
+        q, k = layer.x @ layer.W_q[:, cols], layer.x @ layer.W_k[:, cols]  # (..., T, Dh) each
+        scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(Dh)  # (..., T, T): row = query, column = key
+        if causal:
+            scores = np.where(future(T), -np.inf, scores)
+        expect.close(
+            got[1][..., h, :, :],
+            softmax(scores),
+            rtol=RTOL,
+            atol=ATOL,
+            name=f"{name}[..., {h}, :, :] (head {h})",
+        )

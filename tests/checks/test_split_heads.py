@@ -8,18 +8,11 @@ from grader import expect
 from grader.marks import graded
 
 from .spec import describe, head_slices
-from .strategies import MAX_HEADS, Tokens, batch_shapes, dims, values
-
-
-@st.composite
-def tokens_and_heads(draw, **kwargs):
-    """x of shape (..., T, D) and a head count H that divides D."""
-    d = draw(dims(**kwargs))
-    return Tokens(draw(values((*d.batch, d.T, d.D))), d.H)
+from .strategies import MAX_HEADS, Tokens, draw_batch, draw_values, indices, tokens
 
 
 @graded("split_heads", points=3)
-@given(case=tokens_and_heads())
+@given(case=tokens())
 def test_split_shape(student, case):
     """(..., T, D) becomes (..., H, T, D // H)."""
     x, H = case.x, case.n_heads
@@ -29,7 +22,7 @@ def test_split_shape(student, case):
 
 
 @graded("split_heads", points=6)
-@given(case=tokens_and_heads())
+@given(case=tokens())
 def test_head_h_holds_column_block_h(student, case):
     """Head h of token t is the block of columns h*Dh to (h+1)*Dh of that token."""
     x, H = case.x, case.n_heads
@@ -38,12 +31,12 @@ def test_head_h_holds_column_block_h(student, case):
 
 
 @graded("split_heads", points=3)
-@given(case=tokens_and_heads(min_tokens=2), data=st.data())
+@given(case=tokens(min_tokens=2), data=st.data())
 def test_changing_a_token_changes_only_its_slices(student, case, data):
     """Changing the numbers of token t changes that token's row in every head, nothing else."""
     x, H = case.x, case.n_heads
     T = x.shape[-2]
-    t = data.draw(st.integers(0, T - 1), label="t")
+    t = data.draw(indices(T), label="t")
     before = student.split_heads(x, H)
     changed = x.copy()
     changed[..., t, :] += 1.0
@@ -68,14 +61,14 @@ def test_changing_a_token_changes_only_its_slices(student, case, data):
 @st.composite
 def bad_widths(draw):
     """x of shape (..., T, D) and a head count that cannot split D evenly."""
-    batch = draw(batch_shapes())
+    batch = draw_batch(draw)
     T = draw(st.integers(1, 4))
     H = draw(st.one_of(st.integers(2, MAX_HEADS + 1), st.integers(-2, 0)))
     if H >= 2:
         D = draw(st.integers(1, 12).filter(lambda w: w % H != 0))
     else:
         D = draw(st.integers(1, 6))
-    return Tokens(draw(values((*batch, T, D))), H)
+    return Tokens(draw_values(draw, (*batch, T, D)), H)
 
 
 @graded("split_heads", points=4)
@@ -84,15 +77,20 @@ def test_rejects_widths_that_do_not_divide(student, case):
     """A width D that H heads cannot share equally (or fewer than 1 head) raises ValueError."""
     x, H = case.x, case.n_heads
     reason = (
-        f"there is no such thing as {H} heads" if H < 1 else
-        f"{x.shape[-1]} numbers cannot be cut into {H} equal heads"
+        f"there is no such thing as {H} heads"
+        if H < 1
+        else f"{x.shape[-1]} numbers cannot be cut into {H} equal heads"
     )
-    expect.raises(lambda: student.split_heads(x, H), "ValueError",
-                  name=f"split_heads({describe(x=x, n_heads=H)})", reason=reason)
+    expect.raises(
+        lambda: student.split_heads(x, H),
+        "ValueError",
+        name=f"split_heads({describe(x=x, n_heads=H)})",
+        reason=reason,
+    )
 
 
 @graded("split_heads", points=4)
-@given(case=tokens_and_heads())
+@given(case=tokens())
 def test_no_number_lost_or_invented(student, case):
     """H heads of Dh numbers hold exactly the D numbers of the token, each once."""
     x, H = case.x, case.n_heads
@@ -100,6 +98,8 @@ def test_no_number_lost_or_invented(student, case):
     name = f"split_heads({describe(x=x, n_heads=H)})"
     expect.that(got.size == x.size, f"{name} holds {got.size} numbers, but x holds {x.size}.")
     expect.equal(
-        np.sort(got, axis=None), np.sort(x, axis=None),
-        name=f"the sorted numbers of {name}", what="differ from those of x",
+        np.sort(got, axis=None),
+        np.sort(x, axis=None),
+        name=f"the sorted numbers of {name}",
+        what="differ from those of x",
     )

@@ -61,7 +61,7 @@ def split_heads(x, n_heads):
     if n_heads < 1 or D % n_heads != 0:
         raise ValueError(f"cannot split {D} numbers into {n_heads} heads")
     Dh = D // n_heads
-    return np.stack([x[..., h * Dh:(h + 1) * Dh] for h in range(n_heads)], axis=-3)
+    return np.stack([x[..., h * Dh : (h + 1) * Dh] for h in range(n_heads)], axis=-3)
 
 
 def merge_heads(x):

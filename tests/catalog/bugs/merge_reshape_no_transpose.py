@@ -2,8 +2,6 @@
 
 EXERCISE = "merge_heads"
 
-import numpy as np
-
 
 def merge_heads(x):
     *batch, H, T, Dh = x.shape

@@ -2,8 +2,6 @@
 
 EXERCISE = "split_heads"
 
-import numpy as np
-
 
 def split_heads(x, n_heads):
     T, D = x.shape

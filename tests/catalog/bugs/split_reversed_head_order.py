@@ -16,5 +16,5 @@ def split_heads(x, n_heads):
     for h in range(n_heads):
         # count blocks from the right
         start = D - (h + 1) * Dh
-        heads.append(x[..., :, start:start + Dh])  # (..., T, Dh)
+        heads.append(x[..., :, start : start + Dh])  # (..., T, Dh)
     return np.stack(heads, axis=-3)  # (..., H, T, Dh)

@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _future(T):
     m = np.triu(np.ones((T, T), dtype=bool), k=1)  # (T, T), True right of the diagonal
     m.setflags(write=False)  # nobody can corrupt the cached copy

@@ -10,7 +10,7 @@ def split_heads(x, n_heads):
     if D % n_heads:
         raise ValueError(f"cannot cut D={D} into {n_heads} equal heads")
     Dh = D // n_heads
-    blocks = [x[..., :, h * Dh:(h + 1) * Dh] for h in range(n_heads)]  # H arrays of (..., T, Dh)
+    blocks = [x[..., :, h * Dh : (h + 1) * Dh] for h in range(n_heads)]  # H arrays of (..., T, Dh)
     return np.stack(blocks, axis=-3)  # (..., H, T, Dh)
 
 

@@ -10,7 +10,7 @@ from grader import expect
 from grader.marks import graded
 
 from ..spec import ATOL, ATOL_FLOAT32, ROW_SUM_ATOL, RTOL, RTOL_FLOAT32
-from ..strategies import Layer, dims, layers, values
+from ..strategies import Layer, draw_dims, draw_many, draw_values, layers
 from .oracle import attention_one_head, mha_oracle
 
 HIDDEN = dict(visibility="hidden")
@@ -28,14 +28,14 @@ def compare(student, layer, *, causal, rtol=RTOL, atol=ATOL):
     return got
 
 
-@graded("mha_forward", points=6, **HIDDEN)
+@graded("mha_forward", points=4, **HIDDEN)
 @given(layer=layers(), causal=st.booleans())
 def test_matches_a_head_by_head_computation(student, layer, causal):
     """Output and weights equal those of attention computed one head at a time."""
     compare(student, layer, causal=causal)
 
 
-@graded("mha_forward", points=3, **HIDDEN)
+@graded("mha_forward", points=2, **HIDDEN)
 @given(layer=layers(heads=st.just(1)), causal=st.booleans())
 def test_one_head_is_plain_attention(student, layer, causal):
     """With one head, mha_forward is single-head attention over the full width, then W_o."""
@@ -48,9 +48,9 @@ def test_one_head_is_plain_attention(student, layer, causal):
 @st.composite
 def loud_layers(draw):
     """Tokens of size 50..100 with W_q = W_k = I: every score is in the thousands."""
-    d = draw(dims())
-    x = draw(values((*d.batch, d.T, d.D), low=50.0, high=100.0))
-    W_v, W_o = (draw(values((d.D, d.D), low=-1.0, high=1.0)) for _ in range(2))
+    d = draw_dims(draw)
+    x = draw_values(draw, (*d.batch, d.T, d.D), low=50.0, high=100.0)
+    W_v, W_o = draw_many(draw, [(d.D, d.D)] * 2, low=-1.0, high=1.0)
     eye = np.eye(d.D)
     return Layer(x, eye, eye, W_v, W_o, n_heads=d.H)
 
@@ -73,7 +73,7 @@ def test_stable_when_scores_are_in_the_thousands(student, layer, causal):
     compare(student, layer, causal=causal)
 
 
-@graded("mha_forward", points=3, **HIDDEN)
+@graded("mha_forward", points=2, **HIDDEN)
 @given(layer=layers(), data=st.data())
 def test_renumbering_the_heads_changes_nothing(student, layer, data):
     """Reordering the heads consistently in W_q, W_k, W_v (columns) and W_o (rows) keeps the output."""
@@ -86,8 +86,14 @@ def test_renumbering_the_heads_changes_nothing(student, layer, data):
     )
     out = student.mha_forward(*layer.args())
     again = student.mha_forward(*shuffled.args())
-    expect.close(again, out, rtol=RTOL, atol=ATOL, name=f"mha_forward with heads in order {list(order)}",
-                 what="differs from the original order")
+    expect.close(
+        again,
+        out,
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"mha_forward with heads in order {list(order)}",
+        what="differs from the original order",
+    )
 
 
 @graded("mha_forward", points=2, **HIDDEN)

@@ -1,3 +1,2 @@
-
 # a leftover line from experimenting
 print(scores_for_cat)

@@ -1,0 +1,104 @@
+"""Speed and power of the grader, measured side by side in one run.
+
+    python benchmarks/bench_grader.py [--repeat 7] [--power 5,25]
+
+Speed: wall time of whole commands, each in a fresh process as a student or
+CI would run it, on the reference and on a buggy submission, interleaved so
+that machine noise hits all of them alike. Reported as medians and ratios.
+
+Power: grades every catalog entry (tests/catalog) with the given numbers of
+examples per property and counts the bugs caught and the correct
+alternatives given full marks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import paths  # noqa: E402
+from tests.support import compose, grade_folders  # noqa: E402
+from tests.test_catalog import BUGS, CORRECT, exercise_of  # noqa: E402
+
+BUGGY = paths.GALLERY / "typical-mistakes" / "attention.py"
+COMMANDS = {
+    "check --public  reference": ["check", "--public", str(paths.SOLUTION)],
+    "check           reference": ["check", str(paths.SOLUTION)],
+    "grade --json    reference": ["grade", str(paths.SOLUTION), "--format", "json"],
+    "check --public  buggy": ["check", "--public", str(BUGGY)],
+    "grade --json    buggy": ["grade", str(BUGGY), "--format", "json"],
+}
+
+
+def wall(args: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "grader", *args], cwd=ROOT, capture_output=True, check=False)
+    return time.perf_counter() - start
+
+
+def speed(repeat: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in COMMANDS}
+    for args in COMMANDS.values():  # one warm-up each (file cache, .pyc)
+        wall(args)
+    for _ in range(repeat):
+        for name, args in COMMANDS.items():
+            times[name].append(wall(args))
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def power(examples: int) -> tuple[int, int, int, int]:
+    """(bugs caught, bugs, correct with full marks, correct) at ``examples`` per property."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        folders = {
+            f"{e.parent.name}-{e.stem}": compose(e, tmp / "src" / f"{e.parent.name}-{e.stem}").parent
+            for e in BUGS + CORRECT
+        }
+        reports = grade_folders(folders, tmp / "graded", max_examples=examples)
+    caught = 0
+    for bug in BUGS:
+        exercise = reports[f"bugs-{bug.stem}"]["exercises"][exercise_of(bug)]
+        caught += exercise["score"] < exercise["max_score"]
+    full = sum(reports[f"correct-{c.stem}"]["score"] == 100 for c in CORRECT)
+    return caught, len(BUGS), full, len(CORRECT)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs per command (default 7)")
+    parser.add_argument("--power", default="25", help="comma-separated examples per property (default 25)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+
+    medians = speed(args.repeat)
+    figures = {"median_seconds": medians, "power": {}}
+    print(f"Speed: median wall time of {args.repeat} runs, each a fresh process")
+    base = medians["check --public  reference"]
+    for name, seconds in medians.items():
+        print(f"  {name:<28} {seconds:6.2f} s   x{seconds / base:.2f} of check --public on the reference")
+    print(
+        f"  buggy / reference, grade: x{medians['grade --json    buggy'] / medians['grade --json    reference']:.2f}"
+    )
+    print("Power: catalog entries graded with N examples per property")
+    for n in (int(x) for x in args.power.split(",")):
+        caught, bugs, full, correct = power(n)
+        figures["power"][n] = {"bugs_caught": caught, "bugs": bugs, "correct_full": full, "correct": correct}
+        print(f"  N={n:<4} bugs caught {caught}/{bugs}   correct alternatives at 100: {full}/{correct}")
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
