@@ -1,6 +1,6 @@
 """Speed and power of the grader, measured side by side in one run.
 
-    python benchmarks/bench_grader.py [--repeat 7] [--power 5,25]
+    python benchmarks/bench_grader.py [--repeat 7] [--power 5,8,20]
 
 Speed: wall time of whole commands, each in a fresh process as a student or
 CI would run it, on the reference and on a buggy submission, interleaved so
@@ -77,7 +77,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per command (default 7)")
-    parser.add_argument("--power", default="25", help="comma-separated examples per property (default 25)")
+    parser.add_argument("--power", default="20", help="comma-separated examples per property (default 20)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
 
