@@ -19,6 +19,8 @@ def main(
     exercises: tuple[str, ...] = EXERCISES,
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     max_examples: int | None = None,
+    isolation: str = "none",
+    total_timeout: float | None = None,
 ) -> int:
     """Print the report; 0 when every check passes, 1 otherwise."""
     file = find_file(Path(path))
@@ -30,6 +32,8 @@ def main(
         call_timeout=call_timeout,
         include_hidden=not public,
         max_examples=max_examples,
+        isolation=isolation,
+        total_timeout=total_timeout,
     )
     how = "fresh random inputs" if explore else "the same inputs as the grader"
     sys.stdout.write(to_text(report, heading=f"Checking {file} with {how}"))

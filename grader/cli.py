@@ -9,6 +9,7 @@ from pathlib import Path
 from . import EXERCISES, __version__, check, gallery, generate, grade
 from .plugin import GRADING_EXAMPLES
 from .run import GraderError
+from .sandbox import LEVELS
 from .submission import DEFAULT_CALL_TIMEOUT
 
 
@@ -67,7 +68,23 @@ def parser() -> argparse.ArgumentParser:
         help=f"examples per property (default {GRADING_EXAMPLES} when grading)",
     )
 
-    c = sub.add_parser("check", parents=[common], help="check your own attention.py (students)")
+    isolation = argparse.ArgumentParser(add_help=False)
+    isolation.add_argument(
+        "--isolation",
+        choices=("auto", *LEVELS),
+        default=None,
+        help="how to run the student's code: auto (the best this machine offers), "
+        "namespaces (bubblewrap), process, or none (inside the grader)",
+    )
+    isolation.add_argument(
+        "--total-timeout",
+        type=_timeout,
+        default=None,
+        metavar="SECONDS",
+        help="time limit for a whole submission when sandboxed (default 60)",
+    )
+
+    c = sub.add_parser("check", parents=[common, isolation], help="check your own attention.py (students)")
     c.add_argument(
         "path",
         nargs="?",
@@ -86,12 +103,14 @@ def parser() -> argparse.ArgumentParser:
         help="run only the checks students are shown (as in the student release)",
     )
 
-    g = sub.add_parser("grade", parents=[common], help="grade one submission (instructors, CI)")
+    g = sub.add_parser("grade", parents=[common, isolation], help="grade one submission (instructors, CI)")
     g.add_argument("path", type=Path, help="attention.py, or a folder holding it")
     g.add_argument("--format", dest="fmt", choices=grade.FORMATS, default="text")
     g.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
 
-    s = sub.add_parser("gallery", parents=[common], help="grade a folder of submissions into a score table")
+    s = sub.add_parser(
+        "gallery", parents=[common, isolation], help="grade a folder of submissions into a score table"
+    )
     s.add_argument("folder", nargs="?", type=Path, help="one subfolder per submission (default: bundled)")
     s.add_argument("--format", dest="fmt", choices=gallery.FORMATS, default="table")
 
@@ -102,7 +121,12 @@ def parser() -> argparse.ArgumentParser:
 
 def _options(args) -> dict:
     """The options every grading command shares, as run_checks keywords."""
-    return {"exercises": args.only, "call_timeout": args.call_timeout, "max_examples": args.max_examples}
+    options = {"exercises": args.only, "call_timeout": args.call_timeout, "max_examples": args.max_examples}
+    if args.isolation is not None:
+        options["isolation"] = args.isolation
+    if args.total_timeout is not None:
+        options["total_timeout"] = args.total_timeout
+    return options
 
 
 def main(argv: list[str] | None = None) -> int:

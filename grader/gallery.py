@@ -41,7 +41,7 @@ def main(*, folder: Path | None = None, fmt: str = "table", **options) -> int:
     rows = []
     for label, file in entries(folder):
         print(f"grading {label} ({file}) ...", file=sys.stderr)
-        rows.append((label, run_checks(file, **options)))
+        rows.append((label, run_checks(file, **{"isolation": "auto", **options})))
     if fmt == "json":
         sys.stdout.write(json.dumps({label: to_dict(report) for label, report in rows}, indent=1) + "\n")
     else:

@@ -30,11 +30,20 @@ def main(
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     exercises: tuple[str, ...] = EXERCISES,
     max_examples: int | None = None,
+    isolation: str = "auto",
+    total_timeout: float | None = None,
 ) -> int:
     """Grade ``path`` (a file, or a folder holding attention.py); 0 once a report is written."""
     file = find_file(Path(path))
     print(f"grading {file} ...", file=sys.stderr)
-    report = run_checks(file, call_timeout=call_timeout, exercises=exercises, max_examples=max_examples)
+    report = run_checks(
+        file,
+        call_timeout=call_timeout,
+        exercises=exercises,
+        max_examples=max_examples,
+        isolation=isolation,
+        total_timeout=total_timeout,
+    )
     text = render(report, fmt)
     if output is None:
         sys.stdout.write(text)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, Phase, settings
 from . import paths
 from .marks import MARK, MarkError, grading_of
 from .results import Visibility
+from .sandbox import LEVELS, Limits
 from .submission import DEFAULT_CALL_TIMEOUT, Submission
 
 #: Examples per property when grading. The whole catalog of student bugs is
@@ -68,6 +69,18 @@ def pytest_addoption(parser):
         choices=sorted(PROFILES),
         default="grading",
         help="Hypothesis profile: 'grading' (deterministic) or 'explore' (random, more examples)",
+    )
+    group.addoption(
+        "--isolation",
+        choices=("auto", *LEVELS),
+        default="none",
+        help="how to run student code: auto (the best available), namespaces, process or none (default)",
+    )
+    group.addoption(
+        "--total-timeout",
+        type=float,
+        default=None,
+        help="seconds the whole submission may take (sandboxed runs only)",
     )
     group.addoption(
         "--max-examples",
@@ -168,12 +181,23 @@ def submission_of(config, *, create: bool = True) -> Submission | None:
     if _SUBMISSION not in config.stash:
         if not create:
             return None
+        limits = Limits(call_timeout=config.getoption("call_timeout"))
+        if config.getoption("total_timeout") is not None:
+            limits = Limits(call_timeout=limits.call_timeout, total_timeout=config.getoption("total_timeout"))
         config.stash[_SUBMISSION] = Submission(
             Path(config.getoption("submission")),
             reference=paths.SOLUTION,
-            timeout=config.getoption("call_timeout"),
+            isolation=config.getoption("isolation"),
+            limits=limits,
         )
     return config.stash[_SUBMISSION]
+
+
+def pytest_unconfigure(config):
+    """End the worker: nothing the student's code started outlives the run."""
+    submission = submission_of(config, create=False)
+    if submission is not None:
+        submission.close()
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from . import EXERCISES
@@ -64,8 +64,8 @@ class Report:
     tests: tuple[TestResult, ...]
     problem: str = ""
     """Why the file as a whole could not be used (empty when it loaded)."""
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    """Things worth telling about the whole file (output it printed, and so on)."""
+    isolation: str = ""
+    """How the student's code was run: namespaces, process or none."""
 
     @property
     def score(self) -> float:

@@ -38,6 +38,7 @@ class Collector:
         self.include_hidden = include_hidden
         self.results: list[TestResult] = []
         self.problem = ""
+        self.isolation = ""
 
     def pytest_collection_modifyitems(self, config, items):
         """Keep only the chosen checks, in the lesson's order of exercises."""
@@ -88,6 +89,7 @@ class Collector:
         submission = submission_of(session.config, create=False)
         if submission is not None:
             self.problem = submission.problem
+            self.isolation = submission.isolation
 
 
 def run_checks(
@@ -98,6 +100,8 @@ def run_checks(
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     include_hidden: bool = True,
     max_examples: int | None = None,
+    isolation: str = "none",
+    total_timeout: float | None = None,
     checks: Path = paths.CHECKS,
 ) -> Report:
     """Grade ``submission`` (a file path) against the checks and return the Report."""
@@ -127,15 +131,23 @@ def run_checks(
         "--call-timeout",
         str(call_timeout),
     ]
+    args += ["--isolation", isolation]
     if max_examples is not None:
         args += ["--max-examples", str(max_examples)]
+    if total_timeout is not None:
+        args += ["--total-timeout", str(total_timeout)]
     captured = io.StringIO()
     with _plugin_autoload_off(), contextlib.redirect_stdout(captured):
         code = pytest.main(args, plugins=[collector])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])
         raise GraderError(f"pytest stopped with exit code {int(code)}:\n{tail}")
-    return Report(submission=str(submission), tests=tuple(collector.results), problem=collector.problem)
+    return Report(
+        submission=str(submission),
+        tests=tuple(collector.results),
+        problem=collector.problem,
+        isolation=collector.isolation,
+    )
 
 
 @contextlib.contextmanager

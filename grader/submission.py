@@ -1,42 +1,37 @@
-"""Load a student's file and call its functions on behalf of the checks.
+"""How the checks call a student's functions, whichever way the code is run.
 
-The checks never touch the student's module directly: they call through a
-:class:`StudentView`, which
+The checks never touch the student's module: they call through a
+:class:`StudentView`, which enforces the expected signature, sends the call to
+an executor and turns every failure into a :class:`StudentError` (or a
+:class:`StudentTimeout`) whose message a student understands. Executors:
 
-* hands the student copies of the arguments and reports any argument the
-  student changed in place,
-* enforces the expected signature and a time limit per call,
-* accepts only plain numeric numpy arrays (or tuples of them) as results and
-  copies them, so nothing the student returns can lie to a comparison,
-* turns every failure of the student's code into a :class:`StudentError`
-  whose message a student understands.
+* :class:`InProcess` (isolation ``none``): the student's file runs in the
+  grader's own process, with a per-call alarm. Fast; for a student checking
+  their own work.
+* :class:`grader.sandbox.Sandboxed` (isolation ``namespaces`` or ``process``):
+  the file runs in a separate, limited worker process; only checked arrays
+  come back.
 
-Each exercise gets a namespace of its own in which the *other* graded
-functions are the reference ones: a broken ``split_heads`` costs points in
-``split_heads`` only, never in ``mha_forward`` that calls it.
+Either way each exercise gets a namespace of its own in which the *other*
+graded functions are the reference ones, so a broken ``split_heads`` costs
+points in ``split_heads`` only, never in ``mha_forward`` that calls it.
 """
 
 from __future__ import annotations
 
 import inspect
-import io
 import signal
 import threading
-import tokenize
-import traceback
-import types
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from . import EXERCISES
+from .worker import LoadProblem, Program, compile_source, describe_signature, signature_text
 
 #: Seconds one call of a student function may take before it is stopped.
-DEFAULT_CALL_TIMEOUT = 5.0
-#: Longest exception message quoted back to the student.
-MAX_MESSAGE = 300
+DEFAULT_CALL_TIMEOUT = 3.0
 
 
 class StudentError(Exception):
@@ -45,8 +40,8 @@ class StudentError(Exception):
     def __init__(self, message: str, *, kind: str = "raised", raised: tuple[str, ...] = ()):
         super().__init__(message)
         self.message = message
-        self.kind = kind  # missing | not_implemented | signature | raised | return | load
-        self.raised = raised  # for kind "raised": the exception's class and its bases, by name
+        self.kind = kind  # missing | not_implemented | signature | raised | return | load | crashed
+        self.raised = tuple(raised)  # for kind "raised": the exception's class and its bases, by name
 
 
 class StudentTimeout(BaseException):
@@ -59,23 +54,6 @@ class StudentTimeout(BaseException):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
-
-
-class _Alarm(BaseException):
-    """Raised inside student code by the timer; never escapes this module."""
-
-
-@dataclass(frozen=True)
-class Source:
-    """A submission's text, read and checked to be valid Python."""
-
-    path: Path
-    text: str
-    code: types.CodeType
-
-
-class LoadProblem(Exception):
-    """The file as a whole cannot be used; the message says why, for a student."""
 
 
 def find_file(path: Path) -> Path:
@@ -95,30 +73,63 @@ def find_file(path: Path) -> Path:
     return path
 
 
-def read_source(path: Path) -> Source:
-    """Read and compile a submission, or raise LoadProblem saying what is wrong."""
-    raw = path.read_bytes()
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-        text = raw.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as err:
-        line = raw[: getattr(err, "start", 0)].count(b"\n") + 1
-        raise LoadProblem(
-            f"Your file is not readable as Python text: it holds bytes that are not UTF-8 "
-            f"(near line {line}). Save it again as UTF-8 in your editor."
-        ) from None
-    try:
-        code = compile(text, str(path), "exec", dont_inherit=True)
-    except SyntaxError as err:
-        where = f"line {err.lineno}" if err.lineno else "somewhere"
-        shown = f": `{err.text.strip()}`" if err.text and err.text.strip() else ""
-        raise LoadProblem(
-            f"Python cannot read your file: {err.msg} at {where}{shown}. "
-            "Nothing in it can be graded until this is fixed."
-        ) from None
-    except ValueError as err:  # source holding NUL bytes
-        raise LoadProblem(f"Python cannot read your file: {err}.") from None
-    return Source(path=path, text=text, code=code)
+def load_reference(path: Path) -> dict:
+    """The reference's graded functions (trusted code, run in this process)."""
+    _, code = compile_source(Path(path).read_bytes(), str(path))
+    namespace: dict = {"__name__": "reference"}
+    exec(code, namespace)
+    return {name: namespace[name] for name in EXERCISES}
+
+
+class StudentView:
+    """The student's functions as one exercise's checks see them."""
+
+    def __init__(self, executor, exercise: str, reference: dict):
+        self._executor = executor
+        self._exercise = exercise
+        self._reference = reference
+        self._signatures = {n: inspect.signature(f) for n, f in reference.items()}
+        self._approved: dict[str, object] = {}  # name -> the signature already found right
+        self.mutated: tuple[str, ...] = ()
+        """Names of the arguments the last call changed in place."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in self._reference:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self.call(name, *args, **kwargs)
+
+    def call(self, name: str, *args, **kwargs):
+        """Call the student's ``name`` on the arguments; return a checked copy of the result."""
+        if self._executor.problem:
+            raise StudentError(self._executor.problem, kind="load")
+        theirs = self._executor.signatures.get(name)
+        if self._approved.get(name) is not theirs:
+            self._approve(name, theirs)
+        arguments = dict(self._signatures[name].bind(*args, **kwargs).arguments)
+        outcome = self._executor.call(self._exercise, name, arguments)
+        if not outcome["ok"]:
+            raise StudentError(outcome["message"], kind=outcome["kind"], raised=outcome.get("raised", ()))
+        self.mutated = tuple(outcome["mutated"])
+        return outcome["value"]
+
+    def _approve(self, name: str, theirs) -> None:
+        """Raise StudentError unless the student's ``name`` is a function with the right signature."""
+        if theirs is None:
+            raise StudentError(f"`{name}` is not defined in your file.", kind="missing")
+        if isinstance(theirs, str):
+            raise StudentError(f"`{name}` in your file is {theirs}.", kind="missing")
+        wanted = describe_signature(self._reference[name])
+        if [tuple(p) for p in theirs] != [tuple(p) for p in wanted]:
+            raise StudentError(
+                f"`{name}` must be defined as `def {signature_text(name, wanted)}`, "
+                f"but yours is `def {signature_text(name, theirs)}`.",
+                kind="signature",
+            )
+        self._approved[name] = theirs
+
+
+class _Alarm(BaseException):
+    """Raised inside student code by the timer; never escapes this module."""
 
 
 def _ring(signum, frame):
@@ -148,174 +159,75 @@ def time_limit(seconds: float | None):
             signal.signal(signal.SIGALRM, previous)
 
 
-def student_line(source: Source, tb) -> str:
-    """' at line N: `code`' for the deepest traceback frame in the student's file."""
-    found = None
-    for frame, lineno in traceback.walk_tb(tb):
-        if frame.f_code.co_filename == str(source.path):
-            found = lineno
-    if found is None:
-        return ""
-    lines = source.text.splitlines()
-    code = lines[found - 1].strip() if 0 < found <= len(lines) else ""
-    return f" at line {found}" + (f": `{code}`" if code else "")
-
-
-def describe_exception(err: BaseException, source: Source) -> str:
-    """'raised IndexError at line 12: `...`: tuple index out of range'."""
-    text = str(err)
-    if len(text) > MAX_MESSAGE:
-        text = text[:MAX_MESSAGE] + "..."
-    where = student_line(source, err.__traceback__)
-    return f"raised {type(err).__name__}{where}" + (f" ({text})" if text else "")
-
-
-def execute(source: Source, *, timeout: float | None = DEFAULT_CALL_TIMEOUT) -> dict:
-    """Run the file as a fresh module and return its namespace."""
-    namespace = {"__name__": "attention", "__file__": str(source.path), "__builtins__": __builtins__}
-    try:
-        with time_limit(timeout):
-            exec(source.code, namespace)
-    except _Alarm:
-        raise LoadProblem(f"Your file did not finish loading within {timeout:g} s.") from None
-    except SystemExit:
-        raise LoadProblem(
-            "Your file exits the interpreter while it is loading (sys.exit or exit())."
-        ) from None
-    except KeyboardInterrupt:
-        raise
-    except BaseException as err:  # noqa: BLE001 - any failure of student code is reported
-        raise LoadProblem(
-            f"Your file {describe_exception(err, source)} while it was loading, so none of its "
-            "functions could be tried."
-        ) from None
-    return namespace
-
-
-def signature_text(name: str, fn) -> str:
-    return f"{name}{inspect.signature(fn)}"
-
-
-def same_signature(mine, reference) -> bool:
-    """Same parameter names, kinds and defaults, in the same order (annotations ignored)."""
-    try:
-        a = inspect.signature(mine).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    b = inspect.signature(reference).parameters.values()
-    return [(p.name, p.kind, p.default) for p in a] == [(p.name, p.kind, p.default) for p in b]
-
-
-def check_result(name: str, value):
-    """Copy a student's return value, insisting on plain numeric arrays."""
+def _copy(value):
+    """The student keeps no handle on what the checks receive."""
     if isinstance(value, tuple):
-        return tuple(check_result(name, v) for v in value)
-    if type(value) is not np.ndarray:
-        kind = type(value).__module__ + "." + type(value).__qualname__
-        kind = kind.removeprefix("builtins.")
-        raise StudentError(
-            f"`{name}` returned a {kind}; it must return a plain numpy array (np.ndarray).",
-            kind="return",
-        )
-    if value.dtype.kind not in "fiub":
-        raise StudentError(
-            f"`{name}` returned an array of dtype {value.dtype}; it must hold numbers.", kind="return"
-        )
+        return tuple(_copy(v) for v in value)
     return np.array(value, copy=True)
 
 
-class StudentView:
-    """The student's functions as one exercise's checks see them."""
+class InProcess:
+    """Runs the student's file in this process (isolation level ``none``)."""
 
-    def __init__(self, namespace: dict, source: Source, reference: dict, timeout: float | None):
-        self._namespace = namespace
-        self._source = source
-        self._reference = reference
-        self._timeout = timeout
-        self._signatures = {n: inspect.signature(f) for n, f in reference.items()}
-        self._approved: dict[str, object] = {}  # name -> function whose signature was checked
-        self.mutated: tuple[str, ...] = ()
-        """Names of the arguments the last call changed in place."""
+    isolation = "none"
 
-    def __getattr__(self, name: str):
-        if name.startswith("_") or name not in self._reference:
-            raise AttributeError(name)
-        return lambda *args, **kwargs: self.call(name, *args, **kwargs)
-
-    def call(self, name: str, *args, **kwargs):
-        """Call the student's ``name`` on copies of the arguments; return a checked copy."""
-        if name not in self._namespace:
-            raise StudentError(f"`{name}` is not defined in your file.", kind="missing")
-        fn = self._namespace[name]
-        if not callable(fn):
-            raise StudentError(
-                f"`{name}` in your file is a {type(fn).__name__}, not a function.", kind="missing"
-            )
-        reference = self._reference[name]
-        if self._approved.get(name) is not fn and not same_signature(fn, reference):
-            try:
-                yours = signature_text(name, fn)
-            except (TypeError, ValueError):
-                yours = "something without a signature"
-            raise StudentError(
-                f"`{name}` must be defined as `def {signature_text(name, reference)}`, "
-                f"but yours is `{yours}`.",
-                kind="signature",
-            )
-        self._approved[name] = fn
-        bound = self._signatures[name].bind(*args, **kwargs)
-        originals = {k: v for k, v in bound.arguments.items() if isinstance(v, np.ndarray)}
-        given = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in bound.arguments.items()}
-        try:
-            with time_limit(self._timeout):
-                value = fn(**given)
-        except _Alarm:
-            raise StudentTimeout(f"`{name}` did not finish within {self._timeout:g} s.") from None
-        except NotImplementedError:
-            raise StudentError(
-                f"`{name}` is not written yet (it raises NotImplementedError).", kind="not_implemented"
-            ) from None
-        except SystemExit:
-            raise StudentError(f"`{name}` exited the interpreter (sys.exit or exit()).") from None
-        except KeyboardInterrupt:
-            raise
-        except BaseException as err:  # noqa: BLE001 - any failure of student code is reported
-            raised = tuple(c.__name__ for c in type(err).__mro__)
-            raise StudentError(f"`{name}` {describe_exception(err, self._source)}.", raised=raised) from None
-        self.mutated = tuple(
-            k for k, v in originals.items() if given[k].shape != v.shape or not _same(given[k], v)
-        )
-        return check_result(name, value)
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    return bool(np.array_equal(a, b, equal_nan=True))
-
-
-class Submission:
-    """A student's file, read once, with one fresh namespace per exercise."""
-
-    def __init__(self, path: Path, *, reference: Path, timeout: float | None = DEFAULT_CALL_TIMEOUT):
-        self.path = Path(path)
-        self.timeout = timeout
-        ref_source = read_source(Path(reference))
-        self._reference = {n: f for n, f in execute(ref_source, timeout=None).items() if n in EXERCISES}
-        self._views: dict[str, StudentView] = {}
+    def __init__(self, path: Path, *, reference: dict, call_timeout: float | None = DEFAULT_CALL_TIMEOUT):
+        self.call_timeout = call_timeout
         self.problem = ""
+        self.signatures: dict = {}
         try:
-            self._source = read_source(self.path)
-            execute(self._source, timeout=timeout)  # find file-level problems once, up front
+            self.program = Program(
+                Path(path).read_bytes(), str(path), EXERCISES, reference.__getitem__, passthrough=(_Alarm,)
+            )
+            with time_limit(call_timeout):
+                self.signatures = self.program.signatures()
+        except _Alarm:
+            self.problem = f"Your file did not finish loading within {call_timeout:g} s."
         except LoadProblem as err:
             self.problem = str(err)
 
+    def call(self, exercise: str, name: str, arguments: dict) -> dict:
+        try:
+            with time_limit(self.call_timeout):
+                outcome = self.program.call(exercise, name, arguments)
+        except _Alarm:
+            raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
+        if outcome["ok"]:
+            outcome["value"] = _copy(outcome["value"])
+        return outcome
+
+    def close(self) -> None:
+        pass
+
+
+class Submission:
+    """A submission opened for grading: the reference, an executor, one view per exercise."""
+
+    def __init__(self, path: Path, *, reference: Path, isolation: str = "auto", limits=None):
+        from .sandbox import Limits, Sandboxed, best_level  # the sandbox builds on this module
+
+        limits = limits or Limits()
+        self.reference = load_reference(reference)
+        level = best_level() if isolation == "auto" else isolation
+        if level == "none":
+            self.executor = InProcess(path, reference=self.reference, call_timeout=limits.call_timeout)
+        else:
+            self.executor = Sandboxed(path, reference=self.reference, level=level, limits=limits)
+        self._views: dict[str, StudentView] = {}
+
+    @property
+    def problem(self) -> str:
+        return self.executor.problem
+
+    @property
+    def isolation(self) -> str:
+        return self.executor.isolation
+
     def view(self, exercise: str) -> StudentView:
-        """The functions as seen by ``exercise``'s checks (others are the reference's)."""
-        if self.problem:
-            raise StudentError(self.problem, kind="load")
+        """The functions as seen by ``exercise``'s checks (the others are the reference's)."""
         if exercise not in self._views:
-            namespace = execute(self._source, timeout=self.timeout)
-            for other in EXERCISES:
-                if other != exercise:
-                    namespace[other] = self._reference[other]
-            self._views[exercise] = StudentView(namespace, self._source, self._reference, self.timeout)
+            self._views[exercise] = StudentView(self.executor, exercise, self.reference)
         return self._views[exercise]
+
+    def close(self) -> None:
+        self.executor.close()

@@ -27,5 +27,6 @@ def to_dict(report: Report) -> dict:
             for t in report.tests
         ],
         "problem": report.problem,
+        "isolation": report.isolation,
         "schema_version": SCHEMA_VERSION,
     }

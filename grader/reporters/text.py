@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from ..results import Report, Status, TestResult
+from ..sandbox import describe_level
 
 RULE = "-" * 72
 _MARK = {Status.PASSED: "ok", Status.FAILED: "FAILED", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT"}
@@ -57,4 +58,6 @@ def to_text(report: Report, *, heading: str = "") -> str:
             lines.extend(_check_paragraph(t) for t in failed)
         lines.append("")
     lines += [RULE, f"{'Total':<20} {_points(report.score)}/{_points(report.max_score)}"]
+    if report.isolation:
+        lines.append(f"Isolation: {describe_level(report.isolation)}")
     return "\n".join(lines) + "\n"

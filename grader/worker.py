@@ -1,0 +1,429 @@
+"""Run a student's file and call its functions: in the grader's process, or as a worker.
+
+This module is self-contained on purpose (standard library and numpy only):
+for sandboxed grading it is copied alone into the sandbox and run as a script,
+where it can see neither the repository nor the rest of the grader. The
+trusted side imports the same module, so the wire format, the loading rules
+and the messages exist once.
+
+The wire format cannot execute code: a frame is a 4-byte length, a JSON
+header, then raw array bytes whose dtype and shape the header declares.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import json
+import os
+import select
+import struct
+import sys
+import time
+import tokenize
+import traceback
+
+import numpy as np
+
+#: Longest exception message quoted back to the student.
+MAX_MESSAGE = 300
+#: Student output kept per worker (the rest is dropped).
+MAX_OUTPUT = 64 * 1024
+#: Largest JSON header accepted in a frame.
+MAX_HEADER = 1 << 20
+#: Largest total of array bytes accepted in a frame (the checks use a few KiB).
+MAX_PAYLOAD = 64 << 20
+#: The only dtypes that may cross the boundary.
+ALLOWED_KINDS = "biuf"
+MAX_DIMS = 32
+
+
+class WireError(Exception):
+    """A frame that breaks the format or its limits."""
+
+
+class Raised(Exception):
+    """An error to re-raise inside student code (the reference refused a helper call)."""
+
+
+# ----------------------------------------------------------------------------- wire format
+
+
+def _encode(value, payloads: list[bytes]):
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        payloads.append(data.tobytes())
+        return {"__array__": len(payloads) - 1, "dtype": data.dtype.str, "shape": list(data.shape)}
+    if isinstance(value, (tuple, list)):
+        return {"__tuple__": [_encode(v, payloads) for v in value]}
+    if isinstance(value, dict):
+        return {"__dict__": {str(k): _encode(v, payloads) for k, v in value.items()}}
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    return value
+
+
+def encode(message: dict) -> bytes:
+    """One frame: length, JSON header, array bytes."""
+    payloads: list[bytes] = []
+    body = {k: _encode(v, payloads) for k, v in message.items()}
+    body["payloads"] = [len(p) for p in payloads]
+    header = json.dumps(body, allow_nan=True).encode()
+    return struct.pack(">I", len(header)) + header + b"".join(payloads)
+
+
+_DTYPES: dict[str, np.dtype] = {}
+
+
+def _dtype(name) -> np.dtype:
+    if name not in _DTYPES:
+        if len(_DTYPES) > 64:
+            raise WireError("too many different dtypes")
+        _DTYPES[name] = np.dtype(name)
+    return _DTYPES[name]
+
+
+def _array(desc: dict, payloads: list[bytes]) -> np.ndarray:
+    try:
+        dtype = _dtype(desc["dtype"])
+        shape = tuple(int(n) for n in desc["shape"])
+        data = payloads[int(desc["__array__"])]
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise WireError(f"bad array description: {err}") from None
+    if dtype.kind not in ALLOWED_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+        raise WireError(f"arrays of dtype {dtype} are not accepted")
+    if len(shape) > MAX_DIMS or any(n < 0 for n in shape):
+        raise WireError(f"bad shape {shape}")
+    count = 1
+    for n in shape:
+        count *= n
+    if count * dtype.itemsize != len(data):
+        raise WireError("array bytes do not match its shape")
+    return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+
+def _decode(value, payloads: list[bytes]):
+    if isinstance(value, dict):
+        if "__array__" in value:
+            return _array(value, payloads)
+        if "__tuple__" in value:
+            return tuple(_decode(v, payloads) for v in value["__tuple__"])
+        if "__dict__" in value:
+            return {k: _decode(v, payloads) for k, v in value["__dict__"].items()}
+        raise WireError("unknown object in a frame")
+    if isinstance(value, list):
+        raise WireError("bare lists are not part of the format")
+    return value
+
+
+def _read_exactly(read, n: int) -> bytes:
+    chunks, left = [], n
+    while left:
+        chunk = read(left)
+        if not chunk:
+            raise EOFError("the other side closed the channel")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(read, *, max_payload: int = MAX_PAYLOAD) -> dict:
+    """Read and decode one frame with ``read(n) -> bytes``; limits are checked before reading."""
+    (size,) = struct.unpack(">I", _read_exactly(read, 4))
+    if size > MAX_HEADER:
+        raise WireError(f"a message header of {size} bytes")
+    try:
+        header = json.loads(_read_exactly(read, size))
+        sizes = [int(n) for n in header.pop("payloads")]
+    except (ValueError, KeyError, TypeError) as err:
+        raise WireError(f"unreadable message: {err}") from None
+    if not isinstance(header, dict) or any(n < 0 for n in sizes):
+        raise WireError("malformed message")
+    if sum(sizes) > max_payload:
+        raise WireError(f"an array of {sum(sizes):,} bytes (at most {max_payload:,} are accepted)")
+    payloads = [_read_exactly(read, n) for n in sizes]
+    return {k: _decode(v, payloads) for k, v in header.items()}
+
+
+class Channel:
+    """Frames over a pair of file descriptors, read through a buffer.
+
+    A reply usually arrives within microseconds, so a reader first polls for a
+    moment before it sleeps: waking a sleeping process costs more than the
+    poll on this kind of machine, and calls go back and forth thousands of
+    times per submission.
+    """
+
+    #: Seconds to poll before sleeping until data arrives.
+    SPIN = 100e-6
+
+    def __init__(self, fd_in: int, fd_out: int, wait=None):
+        self.fd_in, self.fd_out = fd_in, fd_out
+        self.wait = wait  # blocks until fd_in is readable; may raise to give up
+        self.buffer = bytearray()
+        os.set_blocking(fd_in, False)
+
+    def _fill(self) -> None:
+        until = time.perf_counter() + self.SPIN
+        while True:
+            try:
+                chunk = os.read(self.fd_in, 1 << 16)
+                break
+            except BlockingIOError:
+                if time.perf_counter() > until:
+                    if self.wait is not None:
+                        self.wait(self.fd_in)
+                    else:
+                        select.select([self.fd_in], [], [])
+        if not chunk:
+            raise EOFError("the other side closed the channel")
+        self.buffer += chunk
+
+    def _read(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            self._fill()
+        data = bytes(self.buffer[:n])
+        del self.buffer[:n]
+        return data
+
+    def receive(self, *, max_payload: int = MAX_PAYLOAD) -> dict:
+        return read_frame(self._read, max_payload=max_payload)
+
+    def send(self, message: dict) -> None:
+        view = memoryview(encode(message))
+        while view:
+            view = view[os.write(self.fd_out, view) :]
+
+
+# ----------------------------------------------------------------------------- student files
+
+
+class LoadProblem(Exception):
+    """The file as a whole cannot be used; the message says why, for a student."""
+
+
+def compile_source(raw: bytes, filename: str):
+    """(text, code) of a submission, or LoadProblem saying what is wrong."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        text = raw.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as err:
+        line = raw[: getattr(err, "start", 0)].count(b"\n") + 1
+        raise LoadProblem(
+            f"Your file is not readable as Python text: it holds bytes that are not UTF-8 "
+            f"(near line {line}). Save it again as UTF-8 in your editor."
+        ) from None
+    try:
+        code = compile(text, filename, "exec", dont_inherit=True)
+    except SyntaxError as err:
+        where = f"line {err.lineno}" if err.lineno else "somewhere"
+        shown = f": `{err.text.strip()}`" if err.text and err.text.strip() else ""
+        raise LoadProblem(
+            f"Python cannot read your file: {err.msg} at {where}{shown}. "
+            "Nothing in it can be graded until this is fixed."
+        ) from None
+    except ValueError as err:  # source holding NUL bytes
+        raise LoadProblem(f"Python cannot read your file: {err}.") from None
+    return text, code
+
+
+def describe_exception(err: BaseException, text: str, filename: str) -> str:
+    """'raised IndexError at line 12: `...` (tuple index out of range)'."""
+    if isinstance(err, MemoryError):
+        return "used more memory than it may (MemoryError)"
+    message = str(err)
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + "..."
+    found = None
+    for frame, lineno in traceback.walk_tb(err.__traceback__):
+        if frame.f_code.co_filename == filename:
+            found = lineno
+    where = ""
+    if found is not None:
+        lines = text.splitlines()
+        code = lines[found - 1].strip() if 0 < found <= len(lines) else ""
+        where = f" at line {found}" + (f": `{code}`" if code else "")
+    return f"raised {type(err).__name__}{where}" + (f" ({message})" if message else "")
+
+
+def describe_signature(fn) -> list | str:
+    """[[name, kind, default repr], ...] of a function, or why there is none."""
+    if not callable(fn):
+        return f"a {type(fn).__name__}, not a function"
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return "something without a signature"
+    return [
+        [p.name, p.kind.name, None if p.default is inspect.Parameter.empty else repr(p.default)]
+        for p in params
+    ]
+
+
+def signature_text(name: str, described: list) -> str:
+    parts = [n if default is None else f"{n}={default}" for n, _, default in described]
+    return f"{name}({', '.join(parts)})"
+
+
+class Program:
+    """A student's compiled file, with one fresh namespace per exercise.
+
+    In the namespace of exercise E, every *other* graded function is replaced
+    by ``helper(name)``: the reference itself in the grader's process, a
+    stand-in that asks the trusted side to run the reference in a worker.
+    """
+
+    def __init__(self, raw: bytes, filename: str, exercises, helper, *, passthrough=()):
+        self.filename = filename
+        self.exercises = tuple(exercises)
+        self.helper = helper
+        self.passthrough = (KeyboardInterrupt, *passthrough)
+        self.text, self.code = compile_source(raw, filename)
+        self.namespaces: dict[str, dict] = {}
+
+    def execute(self) -> dict:
+        """Run the file as a fresh module and return its namespace."""
+        namespace = {"__name__": "attention", "__file__": self.filename, "__builtins__": __builtins__}
+        try:
+            exec(self.code, namespace)
+        except self.passthrough:
+            raise
+        except SystemExit:
+            raise LoadProblem(
+                "Your file exits the interpreter while it is loading (sys.exit or exit())."
+            ) from None
+        except BaseException as err:  # noqa: BLE001 - any failure of student code is reported
+            raise LoadProblem(
+                f"Your file {describe_exception(err, self.text, self.filename)} while it was loading, "
+                "so none of its functions could be tried."
+            ) from None
+        return namespace
+
+    def signatures(self) -> dict:
+        """What the file defines under each exercise's name (absent names are left out)."""
+        namespace = self.execute()
+        return {n: describe_signature(namespace[n]) for n in self.exercises if n in namespace}
+
+    def namespace(self, exercise: str) -> dict:
+        if exercise not in self.namespaces:
+            namespace = self.execute()
+            for other in self.exercises:
+                if other != exercise:
+                    namespace[other] = self.helper(other)
+            self.namespaces[exercise] = namespace
+        return self.namespaces[exercise]
+
+    def call(self, exercise: str, name: str, kwargs: dict) -> dict:
+        """Call ``name`` as ``exercise`` sees it; an outcome dict, never an exception of the student's."""
+        namespace = self.namespace(exercise)
+        if name not in namespace:
+            return {"ok": False, "kind": "missing", "message": f"`{name}` is not defined in your file."}
+        given = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
+        before = {k: v.tobytes() for k, v in given.items() if isinstance(v, np.ndarray)}
+        try:
+            value = namespace[name](**given)
+        except self.passthrough:
+            raise
+        except NotImplementedError:
+            message = f"`{name}` is not written yet (it raises NotImplementedError)."
+            return {"ok": False, "kind": "not_implemented", "message": message}
+        except SystemExit:
+            return {
+                "ok": False,
+                "kind": "raised",
+                "message": f"`{name}` exited the interpreter (sys.exit or exit()).",
+            }
+        except BaseException as err:  # noqa: BLE001 - any failure of student code is reported
+            return {
+                "ok": False,
+                "kind": "raised",
+                "message": f"`{name}` {describe_exception(err, self.text, self.filename)}.",
+                "raised": [c.__name__ for c in type(err).__mro__],
+            }
+        mutated = [k for k, raw in before.items() if given[k].tobytes() != raw]
+        problem = check_value(name, value)
+        if problem:
+            return {"ok": False, "kind": "return", "message": problem}
+        return {"ok": True, "value": value, "mutated": mutated}
+
+
+def check_value(name: str, value) -> str:
+    """Why ``value`` may not be returned ('' if it may): plain numeric arrays or tuples of them."""
+    if type(value) is tuple:
+        return next((p for p in (check_value(name, v) for v in value) if p), "")
+    if type(value) is not np.ndarray:
+        kind = (type(value).__module__ + "." + type(value).__qualname__).removeprefix("builtins.")
+        return f"`{name}` returned a {kind}; it must return a plain numpy array (np.ndarray)."
+    if value.dtype.kind not in ALLOWED_KINDS or value.dtype.fields is not None:
+        return f"`{name}` returned an array of dtype {value.dtype}; it must hold numbers."
+    return ""
+
+
+# ----------------------------------------------------------------------------- the worker process
+
+
+class _Output:
+    """Stands in for sys.stdout and sys.stderr: keeps the first MAX_OUTPUT characters."""
+
+    def __init__(self):
+        self.kept = 0
+
+    def write(self, text):
+        self.kept += len(text)
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def serve(fd_in: int, fd_out: int, path: str) -> None:
+    """Answer the trusted side's requests until it closes the channel."""
+    channel = Channel(fd_in, fd_out)
+
+    def helper(name):
+        def stand_in(*args, **kwargs):
+            channel.send({"type": "callback", "name": name, "args": list(args), "kwargs": kwargs})
+            reply = channel.receive()
+            if reply.get("type") == "return":
+                return reply["value"]
+            raise {"ValueError": ValueError, "TypeError": TypeError}.get(reply.get("exc"), RuntimeError)(
+                reply.get("message", "")
+            )
+
+        stand_in.__name__ = name
+        return stand_in
+
+    request = channel.receive()  # {"type": "load", "exercises": [...]}
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        program = Program(raw, path, request["exercises"], helper)
+        channel.send({"type": "ready", "signatures": program.signatures()})
+    except LoadProblem as err:
+        channel.send({"type": "load_failed", "problem": str(err)})
+        return
+    while True:
+        try:
+            request = channel.receive()
+        except EOFError:
+            return
+        outcome = program.call(request["exercise"], request["name"], request["kwargs"])
+        channel.send({"type": "outcome", **outcome})
+
+
+def _isolate_output() -> None:
+    """Student prints go nowhere the grader reads; fd-level writes go to /dev/null."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    sys.stdout = sys.stderr = _Output()
+    sys.stdin = None
+
+
+if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past the size cap fails to write, not kills
+    fd_in, fd_out, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    _isolate_output()
+    serve(fd_in, fd_out, path)
