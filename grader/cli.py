@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import EXERCISES, __version__, check, gallery, generate, grade
+from . import EXERCISES, __version__, batch, check, gallery, generate, grade
 from .plugin import GRADING_EXAMPLES
 from .run import GraderError
-from .sandbox import LEVELS
+from .sandbox import DEFAULT_TOTAL_TIMEOUT, LEVELS
 from .submission import DEFAULT_CALL_TIMEOUT
 
 
@@ -114,6 +114,15 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("folder", nargs="?", type=Path, help="one subfolder per submission (default: bundled)")
     s.add_argument("--format", dest="fmt", choices=gallery.FORMATS, default="table")
 
+    b = sub.add_parser("batch", parents=[isolation], help="grade a whole class into a gradebook")
+    b.add_argument("folder", type=Path, help="one subfolder per student, each holding attention.py")
+    b.add_argument(
+        "--out", type=Path, default=Path("gradebook.csv"), help="the CSV to write (default gradebook.csv)"
+    )
+    b.add_argument("--jobs", type=_positive, default=None, help="submissions graded at once (default: cores)")
+    b.add_argument("--call-timeout", type=_timeout, default=DEFAULT_CALL_TIMEOUT, metavar="SECONDS")
+    b.add_argument("--max-examples", type=_positive, default=None, metavar="N")
+
     e = sub.add_parser("exercises", help="regenerate exercises/attention.py from the solution")
     e.add_argument("--check", action="store_true", help="only report whether it is up to date")
     return p
@@ -136,6 +145,16 @@ def main(argv: list[str] | None = None) -> int:
             return check.main(path=args.path, explore=args.explore, public=args.public, **_options(args))
         if args.command == "grade":
             return grade.main(path=args.path, fmt=args.fmt, output=args.output, **_options(args))
+        if args.command == "batch":
+            return batch.main(
+                folder=args.folder,
+                out=args.out,
+                jobs=args.jobs,
+                isolation=args.isolation or "auto",
+                call_timeout=args.call_timeout,
+                total_timeout=args.total_timeout or DEFAULT_TOTAL_TIMEOUT,
+                max_examples=args.max_examples,
+            )
         if args.command == "gallery":
             return gallery.main(folder=args.folder, fmt=args.fmt, **_options(args))
         return generate.main(check=args.check)

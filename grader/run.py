@@ -150,6 +150,38 @@ def run_checks(
     )
 
 
+class _Points:
+    """Collects the points of every check without running any."""
+
+    def __init__(self):
+        self.points: dict[str, float] = {}
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            grading = grading_of(item)
+            if grading is not None:
+                self.points[grading.exercise] = self.points.get(grading.exercise, 0) + grading.points
+
+
+def suite_points(checks: Path = paths.CHECKS) -> dict[str, float]:
+    """Maximum points per exercise, read from the checks' marks."""
+    counter = _Points()
+    args = [
+        str(checks),
+        "-p",
+        "grader.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=",
+        "--collect-only",
+        "-q",
+    ]
+    with _plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
+        pytest.main(args, plugins=[counter])
+    return {name: counter.points.get(name, 0) for name in EXERCISES}
+
+
 @contextlib.contextmanager
 def _plugin_autoload_off():
     """Load only the plugins the checks need: faster, and immune to what else is installed."""

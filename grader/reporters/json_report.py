@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..results import Report
+from ..results import Report, Status, TestResult, Visibility
 
 SCHEMA_VERSION = 1
 
@@ -28,5 +28,29 @@ def to_dict(report: Report) -> dict:
         ],
         "problem": report.problem,
         "isolation": report.isolation,
+        "submission": report.submission,
         "schema_version": SCHEMA_VERSION,
     }
+
+
+def from_dict(data: dict) -> Report:
+    """Rebuild a Report from :func:`to_dict`'s output (for reports made by another process)."""
+    tests = tuple(
+        TestResult(
+            name=t["name"],
+            exercise=t["exercise"],
+            max_score=t["max_score"],
+            score=t["score"],
+            status=Status(t["status"]),
+            visibility=Visibility(t["visibility"]),
+            title=t.get("description", ""),
+            feedback=t.get("feedback", ""),
+        )
+        for t in data["tests"]
+    )
+    return Report(
+        submission=data.get("submission", ""),
+        tests=tests,
+        problem=data.get("problem", ""),
+        isolation=data.get("isolation", ""),
+    )

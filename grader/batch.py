@@ -1,0 +1,284 @@
+"""``batch``: grade a whole class, in parallel, into a gradebook.
+
+    python -m grader batch DIR --out gradebook.csv [--jobs N]
+
+DIR holds one folder per student (the folder name is the student id) with an
+``attention.py`` inside. Each submission is graded by a ``grade`` process of
+its own (sandboxed as that command is), several at a time. Results go to
+``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
+submission), then to the CSV, and to one JSON and one text report per
+student in ``gradebook_reports/``. Running the same command again grades only
+what is missing or has changed since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import unicodedata
+from collections import defaultdict
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import EXERCISES, __version__, paths
+from .gradebook import Gradebook, Row
+from .plugin import GRADING_EXAMPLES
+from .reporters.json_report import from_dict
+from .reporters.text import to_text
+from .run import suite_points
+from .sandbox import DEFAULT_TOTAL_TIMEOUT
+from .submission import DEFAULT_CALL_TIMEOUT
+
+#: Seconds a grade process may take beyond the submission's own time limit
+#: (start-up, loading the checks) before the batch gives up on it.
+GRACE = 60.0
+#: Student ids that need no comment: letters, digits and . _ - @ +
+PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One student's folder as found in DIR."""
+
+    student: str
+    file: Path
+    file_hash: str  # sha256 of attention.py, or a marker when there is none
+    problem: str = ""  # why it cannot be graded (missing or unreadable file)
+
+
+def suite_hash(*, max_examples: int, call_timeout: float) -> str:
+    """A fingerprint of everything that decides a grade besides the student's file."""
+    digest = hashlib.sha256(f"{__version__}|{max_examples}|{call_timeout}".encode())
+    for path in sorted([paths.SOLUTION, *paths.CHECKS.rglob("*.py")]):
+        digest.update(str(path.relative_to(paths.ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def discover(folder: Path) -> tuple[list[Entry], list[str]]:
+    """The submissions in ``folder`` and remarks about what looks odd there."""
+    entries, remarks = [], []
+    seen: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        name = path.name
+        if name.startswith("."):
+            remarks.append(f"{name!r}: hidden, skipped")
+            continue
+        if not path.is_dir():
+            remarks.append(f"{name!r}: not a folder, skipped")
+            continue
+        if not PLAIN_ID.match(name):
+            remarks.append(f"{name!r}: an unusual student id (spaces or special characters); graded as is")
+        seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
+        file = path / "attention.py"
+        if not file.exists():
+            entries.append(Entry(name, file, "missing", "no attention.py in the folder"))
+            continue
+        try:
+            data = file.read_bytes()
+        except OSError as err:
+            entries.append(
+                Entry(name, file, "unreadable", f"attention.py could not be read ({err.strerror})")
+            )
+            continue
+        entries.append(Entry(name, file, hashlib.sha256(data).hexdigest()))
+    for names in seen.values():
+        if len(names) > 1:
+            remarks.append(
+                f"{' and '.join(repr(n) for n in names)} look like the same student; each graded on its own"
+            )
+    return entries, remarks
+
+
+def _safe(student: str) -> str:
+    """A file name for a student id."""
+    clean = re.sub(r"[^A-Za-z0-9._@+-]", "_", student)
+    if clean != student or clean in ("", ".", ".."):
+        clean += "-" + hashlib.sha256(student.encode()).hexdigest()[:8]
+    return clean
+
+
+def _grade(entry: Entry, options: list[str], limit: float, running: dict) -> tuple[Entry, dict | None, str]:
+    """Run one ``grade`` process; (entry, JSON report or None, error message)."""
+    command = [sys.executable, "-m", "grader", "grade", str(entry.file), "--format", "json", *options]
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        cwd=paths.ROOT,
+        text=True,
+    )
+    running[entry.student] = proc
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return entry, None, f"grading took longer than {limit:g} s and was stopped"
+    finally:
+        running.pop(entry.student, None)
+    if proc.returncode != 0:
+        last = (err.strip().splitlines() or ["no message"])[-1]
+        return entry, None, f"the grader failed (exit {proc.returncode}): {last[:300]}"
+    try:
+        return entry, json.loads(out), ""
+    except ValueError:
+        return entry, None, "the grader's report was not valid JSON"
+
+
+class Progress:
+    """A one-line progress bar on stderr (a line per submission when stderr is not a terminal)."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.problems = total, 0, 0
+        self.start = time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def step(self, student: str, note: str) -> None:
+        self.done += 1
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        rate = self.done / max(time.monotonic() - self.start, 1e-9) * 60
+        bar = f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}  {rate:.0f}/min"
+        if self.tty:
+            sys.stderr.write(f"\r{bar}  {student[:20]:<20} {note[:20]:<20}")
+            if self.done == self.total:
+                sys.stderr.write("\n")
+        else:
+            sys.stderr.write(f"{bar}  {student}: {note}\n")
+        sys.stderr.flush()
+
+
+def main(
+    *,
+    folder: Path,
+    out: Path,
+    jobs: int | None = None,
+    isolation: str = "auto",
+    call_timeout: float = DEFAULT_CALL_TIMEOUT,
+    total_timeout: float = DEFAULT_TOTAL_TIMEOUT,
+    max_examples: int | None = None,
+) -> int:
+    """Grade every submission in ``folder`` that is new or changed; write the gradebook."""
+    folder, out = Path(folder), Path(out)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a folder of submissions")
+    jobs = jobs or os.cpu_count() or 1
+    examples = max_examples or GRADING_EXAMPLES
+    suite = suite_hash(max_examples=examples, call_timeout=call_timeout)
+    book = Gradebook(out.with_suffix(".sqlite"))
+    reports = out.with_name(out.stem + "_reports")
+    reports.mkdir(parents=True, exist_ok=True)
+
+    entries, remarks = discover(folder)
+    points = suite_points()
+    todo = []
+    for entry in entries:
+        if not book.is_current(entry.student, entry.file_hash, suite):
+            todo.append(entry)
+        elif not (reports / f"{_safe(entry.student)}.txt").exists():  # killed between database and files
+            report, message = book.stored(entry.student)
+            _write_reports(reports, entry, json.loads(report) if report else None, message)
+    print(
+        f"{len(entries)} submissions in {folder}: {len(todo)} to grade, "
+        f"{len(entries) - len(todo)} unchanged since the last run",
+        file=sys.stderr,
+    )
+    options = [
+        "--isolation",
+        isolation,
+        "--call-timeout",
+        str(call_timeout),
+        "--total-timeout",
+        str(total_timeout),
+        "--max-examples",
+        str(examples),
+    ]
+    progress = Progress(len(todo))
+    failures: list[str] = []
+    running: dict[str, subprocess.Popen] = {}
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        pending = set()
+        for entry in todo:
+            if entry.problem:
+                _store(book, reports, entry, suite, None, entry.problem, points)
+                progress.step(entry.student, entry.problem)
+            else:
+                pending.add(pool.submit(_grade, entry, options, total_timeout + GRACE, running))
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                entry, report, error = future.result()
+                _store(book, reports, entry, suite, report, error, points)
+                if error:
+                    failures.append(f"{entry.student!r}: {error}")
+                note = error or f"{report['score']:g}/{report['max_score']:g}"
+                progress.step(entry.student, note)
+    except KeyboardInterrupt:
+        interrupted = True
+        for proc in list(running.values()):
+            proc.send_signal(signal.SIGKILL)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    rows = book.export_csv(out)
+    book.close()
+    _summary(rows, out, reports, entries, remarks, failures, interrupted)
+    return 130 if interrupted else 0
+
+
+def _store(
+    book, reports: Path, entry: Entry, suite: str, report: dict | None, error: str, points: dict
+) -> None:
+    """Record one student: the database first, then the report files."""
+    if report is not None:
+        exercises = report["exercises"]
+        status = "graded"
+        row = Row(
+            entry.student,
+            status,
+            entry.file_hash,
+            suite,
+            report["score"],
+            report["max_score"],
+            exercises,
+            json.dumps(report),
+            report.get("problem", ""),
+        )
+    else:
+        status = entry.file_hash if entry.problem else "failed"  # missing | unreadable | failed
+        zero = {n: {"score": 0, "max_score": points[n]} for n in EXERCISES}
+        row = Row(entry.student, status, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
+    book.record(row)
+    _write_reports(reports, entry, report, error)
+
+
+def _write_reports(reports: Path, entry: Entry, report: dict | None, error: str) -> None:
+    name = _safe(entry.student)
+    if report is not None:
+        (reports / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        text = to_text(from_dict(report), heading=f"Report for {entry.student}")
+    else:
+        text = f"Report for {entry.student}\n\nNo grade: {error}\n"
+    (reports / f"{name}.txt").write_text(text, encoding="utf-8")
+
+
+def _summary(rows, out, reports, entries, remarks, failures, interrupted) -> None:
+    print(
+        f"\ngradebook: {out} ({rows} students), database {out.with_suffix('.sqlite')}, reports in {reports}/"
+    )
+    if interrupted:
+        print("interrupted: the grades finished so far are saved; run the same command to grade the rest")
+    notes = [f"{e.student!r}: {e.problem}" for e in entries if e.problem] + remarks + failures
+    if notes:
+        print("to look at:")
+        for note in notes:
+            print(f"  - {note}")
