@@ -62,3 +62,23 @@ def grade_folders(
         for part in pool.map(run, [i for i in range(PROCESSES) if chunks[i]]):
             results.update(part)
     return results
+
+
+def live_processes(*, pgid: int | None = None, marker: str | None = None) -> list[str]:
+    """Running (not zombie) processes in a process group, or whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        state, group = fields[0], int(fields[2])
+        if state == "Z":
+            continue
+        if (pgid is not None and group == pgid) or (marker is not None and marker in cmdline):
+            found.append(f"{entry.name} {state} {cmdline[:120]}")
+    return found

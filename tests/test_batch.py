@@ -1,0 +1,136 @@
+"""Grading a whole class: the gradebook, the CSV, the reports, resuming, interruptions."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import EXERCISES, paths
+
+from .support import compose, live_processes, python
+
+BUGGY = paths.GALLERY / "typical-mistakes" / "attention.py"
+LOOP = Path(__file__).parent / "scenarios" / "infinite_loop" / "override.py"
+
+
+def make_class(root: Path) -> Path:
+    """A small class with the situations a real one has."""
+    klass = root / "class"
+    for student, source in [("ada", paths.SOLUTION), ("bob", BUGGY), ("carl smith", paths.EXERCISE)]:
+        (klass / student).mkdir(parents=True)
+        shutil.copy(source, klass / student / "attention.py")
+    compose(LOOP, klass / "mallory")  # a function that never returns
+    (klass / "Ada").mkdir()  # same student as ada?
+    shutil.copy(paths.SOLUTION, klass / "Ada" / "attention.py")
+    (klass / "eve").mkdir()  # handed in nothing
+    (klass / "frank" / "attention.py").mkdir(parents=True)  # a folder where the file should be
+    (klass / "notes.txt").write_text("not a student\n")
+    return klass
+
+
+def batch(klass: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    return python("batch", str(klass), "--out", str(out), "--call-timeout", "1", *extra)
+
+
+def read_csv(path: Path) -> dict[str, dict]:
+    with path.open(newline="") as f:
+        return {row["student"]: row for row in csv.DictReader(f)}
+
+
+def test_batch_writes_gradebook_csv_and_reports(tmp_path):
+    klass = make_class(tmp_path)
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = batch(klass, out)
+    assert done.returncode == 0, done.stderr
+    rows = read_csv(out)
+    assert list(next(iter(rows.values()))) == ["student", "score", "max_score", *EXERCISES]
+    assert set(rows) == {"ada", "Ada", "bob", "carl smith", "mallory", "eve", "frank"}
+    assert rows["ada"]["score"] == rows["ada"]["max_score"] == "100"
+    assert rows["carl smith"]["score"] == "0"
+    assert 0 < int(rows["bob"]["score"]) < 100
+    assert rows["mallory"]["merge_heads"] == "0" and rows["mallory"]["split_heads"] == "20"
+    assert rows["eve"]["score"] == "0" and rows["eve"]["max_score"] == "100"
+    # the database is the source of truth
+    db = sqlite3.connect(out.with_suffix(".sqlite"))
+    status = dict(db.execute("SELECT student, status FROM grades"))
+    assert status == {"ada": "graded", "Ada": "graded", "bob": "graded", "carl smith": "graded",
+                      "mallory": "graded", "eve": "missing", "frank": "unreadable"}
+    report = json.loads(db.execute("SELECT report FROM grades WHERE student = 'bob'").fetchone()[0])
+    assert report["isolation"] in ("namespaces", "process")
+    # one JSON and one text report per student
+    reports = out.with_name("gradebook_reports")
+    assert json.loads((reports / "bob.json").read_text())["score"] == int(rows["bob"]["score"])
+    assert "split_heads" in (reports / "bob.txt").read_text()
+    assert any(p.name.startswith("carl_smith-") for p in reports.iterdir())
+    assert "did not finish within 1 s" in (reports / "mallory.json").read_text()
+    # odd things are listed, not fatal
+    for fragment in ["'eve': no attention.py", "'frank': attention.py could not be read", "'notes.txt': not a folder",
+                     "'Ada' and 'ada' look like the same student", "'carl smith': an unusual student id"]:
+        assert fragment in done.stdout, fragment
+
+
+def test_a_second_run_grades_only_what_changed(tmp_path):
+    klass = tmp_path / "class"
+    for student in ("ada", "bob"):
+        (klass / student).mkdir(parents=True)
+        shutil.copy(paths.SOLUTION, klass / student / "attention.py")
+    out = tmp_path / "gradebook.csv"
+    assert batch(klass, out).returncode == 0
+    again = batch(klass, out)
+    assert "0 to grade, 2 unchanged" in again.stderr
+    shutil.copy(BUGGY, klass / "bob" / "attention.py")
+    third = batch(klass, out)
+    assert "1 to grade, 1 unchanged" in third.stderr
+    assert int(read_csv(out)["bob"]["score"]) < 100
+
+
+def _graded(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT count(*) FROM grades WHERE status = 'graded'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+@pytest.mark.parametrize("how", ["SIGKILL to the process group", "Ctrl-C"])
+def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
+    klass = tmp_path / "class"
+    for i in range(6):
+        (klass / f"s{i}").mkdir(parents=True)
+        shutil.copy(paths.SOLUTION if i % 2 else BUGGY, klass / f"s{i}" / "attention.py")
+    out = tmp_path / "gradebook.csv"
+    db = out.with_suffix(".sqlite")
+    command = [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1"]
+    proc = subprocess.Popen(command, cwd=paths.ROOT, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while _graded(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    if how == "Ctrl-C":
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    kept = _graded(db)
+    assert 2 <= kept < 6
+    # nothing of the batch survives it (zombies waiting for init to reap them do not run)
+    time.sleep(0.5)
+    assert live_processes(pgid=proc.pid) == []
+    # the same command finishes the job, grading only what is missing
+    done = python("batch", str(klass), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert f"{6 - kept} to grade, {kept} unchanged" in done.stderr
+    rows = read_csv(out)
+    assert [rows[f"s{i}"]["score"] == "100" for i in range(6)] == [bool(i % 2) for i in range(6)]
