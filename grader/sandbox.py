@@ -250,7 +250,7 @@ class Sandboxed:
         self.deadline = time.monotonic() + START_TIMEOUT
         self.channel = Channel(replies_r, requests_w, wait=self._wait)
         try:
-            self._send({"type": "load", "exercises": list(EXERCISES)})
+            self._send({"type": "load", "exercises": list(EXERCISES), "memory": self.limits.memory})
             reply = self._receive(time.monotonic() + START_TIMEOUT, name="your file")
         except StudentError as err:
             self.problem = err.message
@@ -324,7 +324,7 @@ class Sandboxed:
         if signum == signal.SIGKILL:
             return f"`{name}` was stopped: it probably used more than {self.limits.memory / 2**30:g} GiB of memory."
         if signum:
-            return f"`{name}` crashed ({_signal_name(signum)})."
+            return f"`{name}` crashed (signal {signum}, {_signal_name(signum)})."
         return f"`{name}` exited the interpreter (exit code {code})."
 
     # -- calls

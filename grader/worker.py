@@ -227,10 +227,16 @@ def compile_source(raw: bytes, filename: str):
     return text, code
 
 
+#: What a worker may allocate, for messages (the trusted side sets it).
+MEMORY_LIMIT = [0]
+
+
 def describe_exception(err: BaseException, text: str, filename: str) -> str:
     """'raised IndexError at line 12: `...` (tuple index out of range)'."""
     if isinstance(err, MemoryError):
-        return "used more memory than it may (MemoryError)"
+        if MEMORY_LIMIT[0]:
+            return f"used more than {MEMORY_LIMIT[0] / 2**30:g} GiB of memory (MemoryError)"
+        return "ran out of memory (MemoryError)"
     message = str(err)
     if len(message) > MAX_MESSAGE:
         message = message[:MAX_MESSAGE] + "..."
@@ -393,7 +399,8 @@ def serve(fd_in: int, fd_out: int, path: str) -> None:
         stand_in.__name__ = name
         return stand_in
 
-    request = channel.receive()  # {"type": "load", "exercises": [...]}
+    request = channel.receive()  # {"type": "load", "exercises": [...], "memory": bytes}
+    MEMORY_LIMIT[0] = int(request.get("memory", 0))
     with open(path, "rb") as f:
         raw = f.read()
     try:

@@ -63,8 +63,15 @@ def test_batch_writes_gradebook_csv_and_reports(tmp_path):
     # the database is the source of truth
     db = sqlite3.connect(out.with_suffix(".sqlite"))
     status = dict(db.execute("SELECT student, status FROM grades"))
-    assert status == {"ada": "graded", "Ada": "graded", "bob": "graded", "carl smith": "graded",
-                      "mallory": "graded", "eve": "missing", "frank": "unreadable"}
+    assert status == {
+        "ada": "graded",
+        "Ada": "graded",
+        "bob": "graded",
+        "carl smith": "graded",
+        "mallory": "graded",
+        "eve": "missing",
+        "frank": "unreadable",
+    }
     report = json.loads(db.execute("SELECT report FROM grades WHERE student = 'bob'").fetchone()[0])
     assert report["isolation"] in ("namespaces", "process")
     # one JSON and one text report per student
@@ -74,8 +81,13 @@ def test_batch_writes_gradebook_csv_and_reports(tmp_path):
     assert any(p.name.startswith("carl_smith-") for p in reports.iterdir())
     assert "did not finish within 1 s" in (reports / "mallory.json").read_text()
     # odd things are listed, not fatal
-    for fragment in ["'eve': no attention.py", "'frank': attention.py could not be read", "'notes.txt': not a folder",
-                     "'Ada' and 'ada' look like the same student", "'carl smith': an unusual student id"]:
+    for fragment in [
+        "'eve': no attention.py",
+        "'frank': attention.py could not be read",
+        "'notes.txt': not a folder",
+        "'Ada' and 'ada' look like the same student",
+        "'carl smith': an unusual student id",
+    ]:
         assert fragment in done.stdout, fragment
 
 
@@ -111,8 +123,14 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     out = tmp_path / "gradebook.csv"
     db = out.with_suffix(".sqlite")
     command = [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1"]
-    proc = subprocess.Popen(command, cwd=paths.ROOT, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        command,
+        cwd=paths.ROOT,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while _graded(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)

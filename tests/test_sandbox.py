@@ -1,0 +1,129 @@
+"""What a sandboxed worker can and cannot do, seen from inside.
+
+Each probe is a submission whose apply_causal_mask raises an exception
+carrying what it observed; the grader quotes the message back in the
+feedback, which is how the observation reaches the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from grader import paths
+from grader.sandbox import best_level
+
+from .support import python
+
+pytestmark = pytest.mark.skipif(best_level() != "namespaces", reason="bubblewrap is not usable here")
+
+PROBE = """
+import os, sys, json, socket, resource
+
+
+def apply_causal_mask(scores):
+    seen = {{}}
+{body}
+    raise RuntimeError("PROBE" + json.dumps(seen) + "END")
+"""
+
+
+def observe(tmp_path, body: str) -> dict:
+    """Run ``body`` inside apply_causal_mask in the sandbox; return its ``seen`` dict."""
+    source = paths.SOLUTION.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
+    (tmp_path / "attention.py").write_text(source)
+    done = python(
+        "grade", str(tmp_path), "--format", "json", "--only", "apply_causal_mask", "--max-examples", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["isolation"] == "namespaces"
+    text = next(t["feedback"] for t in report["tests"] if "PROBE" in t["feedback"])
+    return json.loads(text[text.rindex("PROBE") + 5 : text.rindex("END")])
+
+
+def test_the_worker_is_an_unprivileged_user_without_capabilities(tmp_path):
+    seen = observe(
+        tmp_path,
+        """
+        seen["uid"] = os.getuid(); seen["gid"] = os.getgid()
+        status = open("/proc/self/status").read()
+        seen["caps"] = status.split("CapEff:")[1].split()[0]
+    """,
+    )
+    if os.geteuid() == 0:
+        assert seen["uid"] == seen["gid"] == 65534
+    assert int(seen["caps"], 16) == 0
+
+
+def test_the_repository_and_the_host_are_out_of_sight(tmp_path):
+    seen = observe(
+        tmp_path,
+        f"""
+        seen["repo"] = os.path.exists({str(paths.ROOT)!r})
+        seen["solution"] = os.path.exists({str(paths.SOLUTION)!r})
+        seen["root"] = sorted(os.listdir("/"))
+        seen["home"] = os.path.exists("/root/.ssh") or os.path.exists("/home")
+    """,
+    )
+    assert not seen["repo"] and not seen["solution"] and not seen["home"]
+    assert "work" not in seen["root"] and "etc" not in seen["root"]
+
+
+def test_only_its_own_folder_is_writable(tmp_path):
+    seen = observe(
+        tmp_path,
+        """
+        def can_write(path):
+            try:
+                open(path, "w").write("x")
+                return True
+            except OSError:
+                return False
+        seen["here"] = can_write("mine.txt")
+        seen["usr"] = can_write("/usr/evil.txt")
+        seen["python"] = can_write(os.path.join(sys.prefix, "evil.txt"))
+    """,
+    )
+    assert seen == {"here": True, "usr": False, "python": False}
+
+
+def test_no_network_and_a_minimal_environment(tmp_path):
+    seen = observe(
+        tmp_path,
+        """
+        try:
+            socket.create_connection(("127.0.0.1", 22), timeout=1)
+            seen["net"] = "connected"
+        except OSError as err:
+            seen["net"] = type(err).__name__
+        seen["ifaces"] = [name for _, name in socket.if_nameindex()]
+        seen["env"] = sorted(os.environ)
+        seen["stdin"] = sys.stdin is None
+        seen["as"] = resource.getrlimit(resource.RLIMIT_AS)[0]
+        seen["fsize"] = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        seen["pid"] = os.getpid()
+    """,
+    )
+    assert seen["net"] != "connected"
+    assert seen["ifaces"] == ["lo"]
+    assert set(seen["env"]) <= {
+        "PATH",
+        "HOME",
+        "LANG",
+        "PYTHONHASHSEED",
+        "PYTHONDONTWRITEBYTECODE",
+        "OPENBLAS_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_CORETYPE",
+        "OPENBLAS_L2_SIZE",
+        "PWD",
+        "LC_CTYPE",
+    }  # set inside: bubblewrap's working folder, Python's locale
+    assert seen["stdin"] is True
+    assert seen["as"] == 2 << 30 and seen["fsize"] == 16 << 20
+    assert seen["pid"] < 10  # a PID namespace of its own
