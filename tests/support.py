@@ -37,7 +37,12 @@ def python(*args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedPr
 
 
 def grade_folders(
-    folders: dict[str, Path], tmp: Path, *, call_timeout: float | None = None, max_examples: int | None = None
+    folders: dict[str, Path],
+    tmp: Path,
+    *,
+    call_timeout: float | None = None,
+    max_examples: int | None = None,
+    isolation: str = "auto",
 ) -> dict[str, dict]:
     """Grade many submissions with the ``gallery`` command, split over PROCESSES processes.
 
@@ -53,6 +58,7 @@ def grade_folders(
             os.symlink(folders[label].resolve(), root / label)
         extra = [] if call_timeout is None else ["--call-timeout", str(call_timeout)]
         extra += [] if max_examples is None else ["--max-examples", str(max_examples)]
+        extra += ["--isolation", isolation]
         done = python("gallery", str(root), "--format", "json", *extra)
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)

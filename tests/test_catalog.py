@@ -70,13 +70,24 @@ def exercise_of(entry: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory) -> dict[str, dict]:
+def folders(tmp_path_factory) -> dict[str, Path]:
     built = tmp_path_factory.mktemp("catalog")
-    folders = {
+    return {
         f"{e.parent.name}-{e.stem}": compose(e, built / f"{e.parent.name}-{e.stem}").parent
         for e in BUGS + CORRECT
     }
-    return grade_folders(folders, tmp_path_factory.mktemp("graded"))
+
+
+@pytest.fixture(scope="module")
+def reports(folders, tmp_path_factory) -> dict[str, dict]:
+    """Graded as `grade` does: sandboxed."""
+    return grade_folders(folders, tmp_path_factory.mktemp("graded"), isolation="auto")
+
+
+@pytest.fixture(scope="module")
+def unsandboxed(folders, tmp_path_factory) -> dict[str, dict]:
+    """Graded as `check` does on a student's machine: in the checker's own process."""
+    return grade_folders(folders, tmp_path_factory.mktemp("graded-none"), isolation="none")
 
 
 def test_the_catalog_is_as_large_as_promised():
@@ -103,3 +114,14 @@ def test_correct_alternative_gets_full_marks(reports, entry):
     report = reports[f"correct-{entry.stem}"]
     failed = {t["name"]: t["feedback"][:400] for t in report["tests"] if t["status"] != "passed"}
     assert report["score"] == report["max_score"] == 100, failed
+
+
+def test_check_and_grade_agree_on_every_entry(reports, unsandboxed):
+    """Trading isolation for speed changes no score and no feedback."""
+
+    def outcome(report):
+        return [(t["name"], t["status"], t["score"], t["feedback"]) for t in report["tests"]]
+
+    for label in reports:
+        assert outcome(unsandboxed[label]) == outcome(reports[label]), label
+    assert {r["isolation"] for r in unsandboxed.values()} == {"none"}
