@@ -325,7 +325,9 @@ class Program:
         if name not in namespace:
             return {"ok": False, "kind": "missing", "message": f"`{name}` is not defined in your file."}
         given = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
-        before = {k: v.tobytes() for k, v in given.items() if isinstance(v, np.ndarray)}
+        # Immutable records of what was handed over: code that digs through the
+        # caller's frame can read them but not swap them for others.
+        before = tuple((k, v, v.tobytes()) for k, v in given.items() if isinstance(v, np.ndarray))
         try:
             value = namespace[name](**given)
         except self.passthrough:
@@ -346,7 +348,7 @@ class Program:
                 "message": f"`{name}` {describe_exception(err, self.text, self.filename)}.",
                 "raised": [c.__name__ for c in type(err).__mro__],
             }
-        mutated = [k for k, raw in before.items() if given[k].tobytes() != raw]
+        mutated = [k for k, array, raw in before if array.tobytes() != raw]
         problem = check_value(name, value)
         if problem:
             return {"ok": False, "kind": "return", "message": problem}
