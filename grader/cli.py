@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import EXERCISES, __version__, batch, check, gallery, generate, grade
+from . import EXERCISES, __version__, batch, check, gallery, generate, grade, gradescope, release
 from .plugin import GRADING_EXAMPLES
 from .run import GraderError
 from .sandbox import DEFAULT_TOTAL_TIMEOUT, LEVELS
@@ -107,6 +107,11 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("path", type=Path, help="attention.py, or a folder holding it")
     g.add_argument("--format", dest="fmt", choices=grade.FORMATS, default="text")
     g.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
+    g.add_argument(
+        "--github-output",
+        action="store_true",
+        help="also set the GitHub Classroom result as the step output `result` ($GITHUB_OUTPUT)",
+    )
 
     s = sub.add_parser(
         "gallery", parents=[common, isolation], help="grade a folder of submissions into a score table"
@@ -122,6 +127,15 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=_positive, default=None, help="submissions graded at once (default: cores)")
     b.add_argument("--call-timeout", type=_timeout, default=DEFAULT_CALL_TIMEOUT, metavar="SECONDS")
     b.add_argument("--max-examples", type=_positive, default=None, metavar="N")
+
+    z = sub.add_parser("gradescope-bundle", help="build the Gradescope autograder zip")
+    z.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
+    r = sub.add_parser("gradescope-run", help="grade /autograder/submission (run by run_autograder)")
+    r.add_argument(
+        "--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (default /autograder)"
+    )
+    rel = sub.add_parser("release", help="write what students receive (no solutions, no hidden checks)")
+    rel.add_argument("out_dir", type=Path, help="a new folder")
 
     e = sub.add_parser("exercises", help="regenerate exercises/attention.py from the solution")
     e.add_argument("--check", action="store_true", help="only report whether it is up to date")
@@ -144,7 +158,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             return check.main(path=args.path, explore=args.explore, public=args.public, **_options(args))
         if args.command == "grade":
-            return grade.main(path=args.path, fmt=args.fmt, output=args.output, **_options(args))
+            return grade.main(
+                path=args.path,
+                fmt=args.fmt,
+                output=args.output,
+                github_output=args.github_output,
+                **_options(args),
+            )
         if args.command == "batch":
             return batch.main(
                 folder=args.folder,
@@ -155,10 +175,16 @@ def main(argv: list[str] | None = None) -> int:
                 total_timeout=args.total_timeout or DEFAULT_TOTAL_TIMEOUT,
                 max_examples=args.max_examples,
             )
+        if args.command == "gradescope-bundle":
+            return gradescope.bundle(out=args.out)
+        if args.command == "gradescope-run":
+            return gradescope.run(root=args.root)
+        if args.command == "release":
+            return release.main(out_dir=args.out_dir)
         if args.command == "gallery":
             return gallery.main(folder=args.folder, fmt=args.fmt, **_options(args))
         return generate.main(check=args.check)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, FileExistsError) as err:
         print(f"grader: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     except GraderError as err:

@@ -1,24 +1,32 @@
-"""``grade``: grade one submission for an instructor or CI, as text or JSON."""
+"""``grade``: grade one submission for an instructor or CI, in the format its tools read."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from . import EXERCISES
+from .reporters.github import step_output, to_github
+from .reporters.gradescope import to_gradescope
 from .reporters.json_report import to_dict
 from .reporters.text import to_text
 from .run import run_checks
 from .submission import DEFAULT_CALL_TIMEOUT, find_file
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "gradescope", "github")
 
 
-def render(report, fmt: str) -> str:
+def render(report, fmt: str, *, seconds: float = 0.0) -> str:
     """The report in one of FORMATS."""
     if fmt == "json":
         return json.dumps(to_dict(report), indent=2) + "\n"
+    if fmt == "gradescope":
+        return json.dumps(to_gradescope(report, execution_time=seconds), indent=2) + "\n"
+    if fmt == "github":
+        return json.dumps(to_github(report), indent=2) + "\n"
     return to_text(report)
 
 
@@ -32,10 +40,18 @@ def main(
     max_examples: int | None = None,
     isolation: str = "auto",
     total_timeout: float | None = None,
+    github_output: bool = False,
 ) -> int:
-    """Grade ``path`` (a file, or a folder holding attention.py); 0 once a report is written."""
+    """Grade ``path`` (a file, or a folder holding attention.py); 0 once a report is written.
+
+    With ``github_output``, also append the GitHub Classroom result to the file
+    named by $GITHUB_OUTPUT, as the step output ``result`` (base64 JSON).
+    """
     file = find_file(Path(path))
+    if github_output and not os.environ.get("GITHUB_OUTPUT"):
+        raise FileNotFoundError("--github-output needs $GITHUB_OUTPUT (set by GitHub Actions in every step)")
     print(f"grading {file} ...", file=sys.stderr)
+    start = time.monotonic()
     report = run_checks(
         file,
         call_timeout=call_timeout,
@@ -44,11 +60,14 @@ def main(
         isolation=isolation,
         total_timeout=total_timeout,
     )
-    text = render(report, fmt)
+    text = render(report, fmt, seconds=time.monotonic() - start)
     if output is None:
         sys.stdout.write(text)
     else:
         Path(output).write_text(text, encoding="utf-8")
         print(f"wrote {output}", file=sys.stderr)
+    if github_output:
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
+            f.write(step_output(to_github(report)))
     print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
     return 0

@@ -60,8 +60,8 @@ def pytest_addoption(parser):
     group = parser.getgroup("grader", "attention autograder")
     group.addoption(
         "--submission",
-        default=str(paths.SOLUTION),
-        help="the attention.py to check (default: the reference solution)",
+        default=str(paths.SOLUTION if paths.SOLUTION.is_file() else paths.EXERCISE),
+        help="the attention.py to check (default: the reference solution, or the stubs where there is none)",
     )
     group.addoption(
         "--profile",

@@ -186,12 +186,14 @@ class _Deadline(Exception):
 class Sandboxed:
     """Runs the student's file in a worker process; one worker per submission."""
 
-    def __init__(self, path: Path, *, reference: dict, level: str = "namespaces", limits: Limits = Limits()):
+    def __init__(
+        self, path: Path, *, helpers: dict | None, level: str = "namespaces", limits: Limits = Limits()
+    ):
         if level not in ("namespaces", "process"):
             raise ValueError(f"unknown isolation level {level!r}")
         self.isolation = level
         self.limits = limits
-        self.reference = reference
+        self.helpers = helpers or {}
         self.raw = Path(path).read_bytes()
         self.started = time.monotonic()
         self.signatures: dict = {}
@@ -250,7 +252,14 @@ class Sandboxed:
         self.deadline = time.monotonic() + START_TIMEOUT
         self.channel = Channel(replies_r, requests_w, wait=self._wait)
         try:
-            self._send({"type": "load", "exercises": list(EXERCISES), "memory": self.limits.memory})
+            self._send(
+                {
+                    "type": "load",
+                    "exercises": list(EXERCISES),
+                    "memory": self.limits.memory,
+                    "substitute": bool(self.helpers),
+                }
+            )
             reply = self._receive(time.monotonic() + START_TIMEOUT, name="your file")
         except StudentError as err:
             self.problem = err.message
@@ -359,11 +368,11 @@ class Sandboxed:
     def _help(self, exercise: str, request: dict) -> dict:
         """Run the reference for a graded function the student's code called."""
         helper = request.get("name")
-        if helper == exercise or helper not in self.reference:
+        if helper == exercise or helper not in self.helpers:
             return {"type": "raise", "exc": "RuntimeError", "message": f"{helper} is not available here"}
         args, kwargs = request.get("args", ()), request.get("kwargs", {})
         try:
-            value = self.reference[helper](*args, **kwargs)
+            value = self.helpers[helper](*args, **kwargs)
         except (ValueError, TypeError) as err:
             return {"type": "raise", "exc": type(err).__name__, "message": str(err)}
         except Exception as err:  # noqa: BLE001 - bad input from the student's side

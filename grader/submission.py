@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import EXERCISES
+from . import EXERCISES, paths
 from .worker import LoadProblem, Program, compile_source, describe_signature, signature_text
 
 #: Seconds one call of a student function may take before it is stopped.
@@ -171,13 +171,16 @@ class InProcess:
 
     isolation = "none"
 
-    def __init__(self, path: Path, *, reference: dict, call_timeout: float | None = DEFAULT_CALL_TIMEOUT):
+    def __init__(
+        self, path: Path, *, helpers: dict | None, call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    ):
         self.call_timeout = call_timeout
         self.problem = ""
         self.signatures: dict = {}
         try:
+            helper = helpers.__getitem__ if helpers else None
             self.program = Program(
-                Path(path).read_bytes(), str(path), EXERCISES, reference.__getitem__, passthrough=(_Alarm,)
+                Path(path).read_bytes(), str(path), EXERCISES, helper, passthrough=(_Alarm,)
             )
             with time_limit(call_timeout):
                 self.signatures = self.program.signatures()
@@ -201,18 +204,24 @@ class InProcess:
 
 
 class Submission:
-    """A submission opened for grading: the reference, an executor, one view per exercise."""
+    """A submission opened for grading: the reference, an executor, one view per exercise.
 
-    def __init__(self, path: Path, *, reference: Path, isolation: str = "auto", limits=None):
+    Without the reference (a student release has none), the signatures come
+    from the stubs and each exercise runs with the student's own versions of
+    the other functions.
+    """
+
+    def __init__(self, path: Path, *, reference: Path | None, isolation: str = "auto", limits=None):
         from .sandbox import Limits, Sandboxed, best_level  # the sandbox builds on this module
 
         limits = limits or Limits()
-        self.reference = load_reference(reference)
+        helpers = load_reference(reference) if reference is not None and Path(reference).is_file() else None
+        self.reference = helpers or load_reference(paths.EXERCISE)  # stubs share every signature
         level = best_level() if isolation == "auto" else isolation
         if level == "none":
-            self.executor = InProcess(path, reference=self.reference, call_timeout=limits.call_timeout)
+            self.executor = InProcess(path, helpers=helpers, call_timeout=limits.call_timeout)
         else:
-            self.executor = Sandboxed(path, reference=self.reference, level=level, limits=limits)
+            self.executor = Sandboxed(path, helpers=helpers, level=level, limits=limits)
         self._views: dict[str, StudentView] = {}
 
     @property

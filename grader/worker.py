@@ -277,6 +277,7 @@ class Program:
     In the namespace of exercise E, every *other* graded function is replaced
     by ``helper(name)``: the reference itself in the grader's process, a
     stand-in that asks the trusted side to run the reference in a worker.
+    With no helper, the student's own functions stay.
     """
 
     def __init__(self, raw: bytes, filename: str, exercises, helper, *, passthrough=()):
@@ -313,7 +314,7 @@ class Program:
     def namespace(self, exercise: str) -> dict:
         if exercise not in self.namespaces:
             namespace = self.execute()
-            for other in self.exercises:
+            for other in self.exercises if self.helper is not None else ():
                 if other != exercise:
                     namespace[other] = self.helper(other)
             self.namespaces[exercise] = namespace
@@ -406,7 +407,7 @@ def serve(fd_in: int, fd_out: int, path: str) -> None:
     with open(path, "rb") as f:
         raw = f.read()
     try:
-        program = Program(raw, path, request["exercises"], helper)
+        program = Program(raw, path, request["exercises"], helper if request.get("substitute") else None)
         channel.send({"type": "ready", "signatures": program.signatures()})
     except LoadProblem as err:
         channel.send({"type": "load_failed", "problem": str(err)})

@@ -39,12 +39,12 @@ def softmax(z: np.ndarray) -> np.ndarray:
 
 def head_slices(x: np.ndarray, H: int) -> np.ndarray:
     """(..., T, D) -> (..., H, T, Dh), built one head at a time from column blocks."""
-    *batch, T, D = x.shape
+    *lead, T, D = x.shape
     Dh = D // H
-    out = np.empty((*batch, H, T, Dh), dtype=x.dtype)
+    heads = np.empty((*lead, H, T, Dh), dtype=x.dtype)
     for h in range(H):
-        out[..., h, :, :] = x[..., :, h * Dh : (h + 1) * Dh]
-    return out
+        heads[..., h, :, :] = x[..., :, h * Dh : (h + 1) * Dh]
+    return heads
 
 
 def describe(**arrays) -> str:

@@ -27,7 +27,7 @@ def out_and_weights(student, layer, *, causal):
     out, weights = got
     expect.shape(out, (*batch, T, D), name=f"the output of {name}")
     expect.shape(weights, (*batch, layer.n_heads, T, T), name=f"the weights of {name}")
-    return out, weights
+    return got[0], got[1]
 
 
 @graded("mha_forward", points=3)
@@ -186,8 +186,7 @@ def test_each_head_scores_its_own_slice(student, layer, causal):
         cols = slice(h * Dh, (h + 1) * Dh)
         q, k = layer.x @ layer.W_q[:, cols], layer.x @ layer.W_k[:, cols]  # (..., T, Dh) each
         scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(Dh)  # (..., T, T): row = query, column = key
-        if causal:
-            scores = np.where(future(T), -np.inf, scores)
+        scores = np.where(future(T), -np.inf, scores) if causal else scores
         expect.close(
             got[1][..., h, :, :],
             softmax(scores),

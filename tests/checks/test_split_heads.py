@@ -16,9 +16,9 @@ from .strategies import MAX_HEADS, Tokens, draw_batch, draw_values, indices, tok
 def test_split_shape(student, case):
     """(..., T, D) becomes (..., H, T, D // H)."""
     x, H = case.x, case.n_heads
-    *batch, T, D = x.shape
+    *lead, T, D = x.shape
     got = student.split_heads(x, H)
-    expect.shape(got, (*batch, H, T, D // H), name=f"split_heads({describe(x=x, n_heads=H)})")
+    expect.shape(got, (*lead, H, T, D // H), name=f"split_heads({describe(x=x, n_heads=H)})")
 
 
 @graded("split_heads", points=6)
