@@ -3,7 +3,7 @@
     python -m grader batch DIR --out gradebook.csv [--jobs N]
 
 DIR holds one folder per student (the folder name is the student id) with an
-``attention.py`` inside. Each submission is graded by a ``grade`` process of
+``attention.py`` (or a single notebook) inside. Each submission is graded by a ``grade`` process of
 its own (sandboxed as that command is), several at a time. Results go to
 ``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
 submission), then to the CSV, and to one JSON and one text report per
@@ -77,8 +77,12 @@ def discover(folder: Path) -> tuple[list[Entry], list[str]]:
             remarks.append(f"{name!r}: an unusual student id (spaces or special characters); graded as is")
         seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
         file = path / "attention.py"
-        if not file.exists():
-            entries.append(Entry(name, file, "missing", "no attention.py in the folder"))
+        notebooks = sorted(path.glob("*.ipynb"))
+        if not file.exists() and len(notebooks) == 1:
+            file = notebooks[0]  # a notebook handed in instead
+        elif not file.exists():
+            why = "several notebooks and no attention.py" if notebooks else "no attention.py in the folder"
+            entries.append(Entry(name, file, "missing", why))
             continue
         try:
             data = file.read_bytes()

@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from . import EXERCISES, worker
-from .submission import DEFAULT_CALL_TIMEOUT, StudentError, StudentTimeout
-from .worker import Channel, WireError
+from .submission import DEFAULT_CALL_TIMEOUT, StudentError, StudentTimeout, read_submission
+from .worker import Channel, LoadProblem, WireError
 
 #: Address space a worker may use.
 DEFAULT_MEMORY = 2 << 30
@@ -194,13 +194,17 @@ class Sandboxed:
         self.isolation = level
         self.limits = limits
         self.helpers = helpers or {}
-        self.raw = Path(path).read_bytes()
         self.started = time.monotonic()
         self.signatures: dict = {}
         self.problem = ""
         self.stuck: dict[str, str] = {}  # function -> message, once it ran out of time
         self.proc: subprocess.Popen | None = None
         self.workdir: Path | None = None
+        try:
+            self.raw = read_submission(path)
+        except LoadProblem as err:
+            self.problem = str(err)
+            return
         self._start()
 
     # -- the worker's life

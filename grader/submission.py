@@ -57,20 +57,37 @@ class StudentTimeout(BaseException):
 
 
 def find_file(path: Path) -> Path:
-    """The ``attention.py`` a path names: the path itself or the one inside it.
+    """The submission a path names: the file itself, or the attention.py (else the one
+    notebook) inside a folder.
 
     Raises FileNotFoundError with a one-line message when there is none.
     """
     if path.is_dir():
         inner = path / "attention.py"
-        if not inner.is_file():
-            raise FileNotFoundError(f"{path} is a folder without an attention.py in it")
-        return inner
+        if inner.is_file():
+            return inner
+        notebooks = sorted(p for p in path.glob("*.ipynb"))
+        if len(notebooks) == 1:
+            return notebooks[0]
+        raise FileNotFoundError(f"{path} is a folder without an attention.py in it")
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist")
     if not path.is_file():
         raise FileNotFoundError(f"{path} is not a regular file")
     return path
+
+
+def read_submission(path: Path) -> bytes:
+    """The Python source of a submission: the file, or the code of a notebook's solution cells."""
+    path = Path(path)
+    if path.suffix == ".ipynb":
+        from .notebook import NotebookError, notebook_source
+
+        try:
+            return notebook_source(path)
+        except NotebookError as err:
+            raise LoadProblem(str(err)) from None
+    return path.read_bytes()
 
 
 def load_reference(path: Path) -> dict:
