@@ -117,7 +117,7 @@ def _bwrap_prefix(workdir: Path) -> list[str]:
     ]
     if os.geteuid() != 0:
         args.append("--unshare-user")
-    args += ["--die-with-parent", "--new-session", "--clearenv"]
+    args += ["--die-with-parent", "--new-session"]  # the environment is the minimal one given to bwrap
     for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32"):
         if Path(system).exists():
             args += ["--ro-bind", system, system]

@@ -124,6 +124,7 @@ def test_no_network_and_a_minimal_environment(tmp_path):
         "PWD",
         "LC_CTYPE",
     }  # set inside: bubblewrap's working folder, Python's locale
+    assert "OPENBLAS_NUM_THREADS" in seen["env"] and "HOME" in seen["env"]
     assert seen["stdin"] is True
     assert seen["as"] == 2 << 30 and seen["fsize"] == 16 << 20
     assert seen["pid"] < 10  # a PID namespace of its own
