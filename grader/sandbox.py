@@ -50,8 +50,12 @@ DEFAULT_MEMORY = 2 << 30
 DEFAULT_TOTAL_TIMEOUT = 60.0
 #: Largest file a worker may write.
 FILE_SIZE_LIMIT = 16 << 20
-#: The unprivileged user a worker runs as when the grader is root.
-NOBODY = 65534
+#: Bytes a worker may write in its folder and in /tmp (each in memory, namespaces only).
+WORK_SPACE = 64 << 20
+#: Elements an array may hold, and the longest axis, when a student's function calls a
+#: reference helper: far more than any check uses (T <= 6, D <= 16), far less than a risk.
+HELPER_ELEMENTS = 1 << 16
+HELPER_AXIS = 64
 #: Seconds to start a worker and load the student's file.
 START_TIMEOUT = 10.0
 
@@ -71,7 +75,7 @@ def describe_level(level: str) -> str:
     """One line for reports."""
     return {
         "namespaces": "namespaces (bubblewrap: no network, private filesystem"
-        + (", user 65534)" if os.geteuid() == 0 else ")"),
+        + (", an unprivileged user)" if os.geteuid() == 0 else ")"),
         "process": "process (a separate process with resource limits; no filesystem or network isolation)",
         "none": "none (your code ran inside the checker's process)",
     }[level]
@@ -81,15 +85,24 @@ def describe_level(level: str) -> str:
 def best_level() -> str:
     """The strongest isolation this machine offers."""
     if sys.platform.startswith("linux") and shutil.which("bwrap"):
-        probe = subprocess.run(
-            _bwrap_prefix(Path(tempfile.gettempdir())) + ["/bin/true"],
-            capture_output=True,
-            timeout=30,
-            check=False,
-        )
+        with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
+            for name in ("worker.py", "attention.py"):
+                (Path(tmp) / name).write_text("")
+            probe = subprocess.run(
+                _bwrap_prefix(Path(tmp)) + ["/bin/true"], capture_output=True, timeout=30, check=False
+            )
         if probe.returncode == 0:
             return "namespaces"
     return "process" if os.name == "posix" else "none"
+
+
+def worker_uid() -> int:
+    """An unprivileged user id of this grading process's own.
+
+    Workers of different grading processes get different ids, so a fork bomb
+    in one sandbox exhausts its own process limit, not its neighbours'.
+    """
+    return 100_000 + os.getpid() % 60_000
 
 
 def _ancestors(path: Path) -> list[Path]:
@@ -129,8 +142,13 @@ def _bwrap_prefix(workdir: Path) -> list[str]:
                     args += ["--perms", "0755", "--dir", str(parent)]
                     made.add(parent)
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind", str(workdir), "/sandbox", "--chdir", "/sandbox", "--proc", "/proc", "--dev", "/dev"]
-    args += ["--tmpfs", "/tmp"]
+    # the work folder and /tmp live in memory, capped: nothing the worker writes reaches the disk
+    size = str(WORK_SPACE)
+    args += ["--perms", "0777", "--size", size, "--tmpfs", "/sandbox"]
+    for name in ("worker.py", "attention.py"):
+        args += ["--ro-bind", str(workdir / name), f"/sandbox/{name}"]
+    args += ["--chdir", "/sandbox", "--proc", "/proc", "--dev", "/dev"]
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     return args
 
 
@@ -162,7 +180,7 @@ def _limit(memory: int):
             (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
             (resource.RLIMIT_CORE, 0),
             (resource.RLIMIT_NOFILE, 256),
-            (resource.RLIMIT_NPROC, 256),
+            (resource.RLIMIT_NPROC, 128),
         ]:
             try:
                 resource.setrlimit(which, (value, value))
@@ -170,6 +188,15 @@ def _limit(memory: int):
                 pass
 
     return apply
+
+
+def _subject(name: str) -> str:
+    """How messages name what failed: a function, or the file while it loads."""
+    return "Your file" if name == LOADING else f"`{name}`"
+
+
+#: The name used in messages while the file is being loaded.
+LOADING = "your file"
 
 
 def _signal_name(number: int) -> str:
@@ -213,9 +240,7 @@ class Sandboxed:
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
         shutil.copyfile(worker.__file__, self.workdir / "worker.py")
         (self.workdir / "attention.py").write_bytes(self.raw)
-        root = os.geteuid() == 0
-        if root:
-            os.chown(self.workdir, NOBODY, NOBODY)
+        os.chmod(self.workdir, 0o755)
         requests_r, requests_w = os.pipe()
         replies_r, replies_w = os.pipe()
         site = str(Path(np.__file__).resolve().parent.parent)
@@ -225,18 +250,12 @@ class Sandboxed:
             f"sys.argv = ['worker', '{requests_r}', '{replies_w}', {inside + '/attention.py'!r}]; "
             f"import runpy; runpy.run_path({inside + '/worker.py'!r}, run_name='__main__')"
         )
-        python = os.path.realpath(sys.executable)
-        command = [python, "-I", "-S", "-c", bootstrap]
+        command = [os.path.realpath(sys.executable), "-I", "-S", "-c", bootstrap]
         if self.isolation == "namespaces":
             drop = []
-            if root:
-                drop = [
-                    "setpriv",
-                    f"--reuid={NOBODY}",
-                    f"--regid={NOBODY}",
-                    "--clear-groups",
-                    "--no-new-privs",
-                ]
+            if os.geteuid() == 0:
+                uid = worker_uid()
+                drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
                 drop += ["--bounding-set=-all", "--inh-caps=-all"]
             command = _bwrap_prefix(self.workdir) + ["--"] + drop + command
         self.proc = subprocess.Popen(
@@ -253,29 +272,28 @@ class Sandboxed:
         os.close(requests_r)
         os.close(replies_w)
         self.requests, self.replies = requests_w, replies_r
-        self.deadline = time.monotonic() + START_TIMEOUT
+        os.set_blocking(requests_w, False)  # a worker that stops reading cannot hold the grader
         self.channel = Channel(replies_r, requests_w, wait=self._wait)
+        load = {"type": "load", "exercises": list(EXERCISES), "memory": self.limits.memory}
+        load["substitute"] = bool(self.helpers)
         try:
-            self._send(
-                {
-                    "type": "load",
-                    "exercises": list(EXERCISES),
-                    "memory": self.limits.memory,
-                    "substitute": bool(self.helpers),
-                }
-            )
-            reply = self._receive(time.monotonic() + START_TIMEOUT, name="your file")
+            deadline = time.monotonic() + START_TIMEOUT
+            self._send(load, deadline, name=LOADING)
+            reply = self._receive(deadline, name=LOADING)
         except StudentError as err:
             self.problem = err.message
+            self._kill()
             return
         except StudentTimeout:
             self.problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
             self._kill()
             return
-        if reply.get("type") == "ready":
-            self.signatures = reply["signatures"]
+        signatures = reply.get("signatures")
+        if reply.get("type") == "ready" and isinstance(signatures, dict):
+            self.signatures = signatures
         else:
-            self.problem = str(reply.get("problem", "Your file could not be loaded."))
+            self.problem = str(reply.get("problem") or "Your file could not be loaded.")[:2000]
+            self._kill()
 
     def _kill(self) -> None:
         """SIGKILL the worker and everything it started; the pid namespace goes with it."""
@@ -301,44 +319,64 @@ class Sandboxed:
 
     # -- the channel
 
-    def _send(self, message: dict) -> None:
-        try:
-            self.channel.send(message)
-        except OSError:
-            pass  # the worker died; receiving will say how
-
     def _wait(self, fd: int) -> None:
         """Block until ``fd`` can be read, or raise _Deadline."""
         left = self.deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
             raise _Deadline()
 
+    def _wait_writable(self, fd: int) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            raise _Deadline()
+
+    def _timeout(self, name: str) -> StudentTimeout:
+        self._kill()
+        return StudentTimeout(f"{_subject(name)} did not finish within {self.limits.call_timeout:g} s.")
+
+    def _send(self, message: dict, deadline: float, *, name: str) -> None:
+        self.deadline = deadline
+        try:
+            self.channel.send(message, wait_writable=self._wait_writable)
+        except _Deadline:
+            raise self._timeout(name) from None
+        except OSError:
+            pass  # the worker is gone; receiving says how
+
     def _receive(self, deadline: float, *, name: str) -> dict:
         self.deadline = deadline
         try:
-            return self.channel.receive()
+            message = self.channel.receive()
         except _Deadline:
-            self._kill()
-            raise StudentTimeout(f"`{name}` did not finish within {self.limits.call_timeout:g} s.") from None
+            raise self._timeout(name) from None
         except EOFError:
             raise StudentError(self._death(name), kind="crashed") from None
         except WireError as err:
             self._kill()
-            raise StudentError(f"`{name}` sent back something the grader does not accept: {err}.") from None
+            raise StudentError(
+                f"{_subject(name)} sent back something the grader does not accept: {err}."
+            ) from None
+        if time.monotonic() > deadline:  # an answer that came too late counts as none
+            raise self._timeout(name)
+        return message
 
     def _death(self, name: str) -> str:
         """Why the worker is gone, in a student's words."""
         proc = self.proc
-        code = proc.wait() if proc is not None else None
+        try:
+            code = proc.wait(timeout=2) if proc is not None else None
+        except subprocess.TimeoutExpired:
+            self._kill()
+            return f"{_subject(name)} closed its connection to the grader."
         self._kill()
         if code is None:
-            return f"`{name}` stopped the worker that ran it."
+            return f"{_subject(name)} stopped the worker that ran it."
         signum = -code if code < 0 else code - 128 if code > 128 else 0
         if signum == signal.SIGKILL:
-            return f"`{name}` was stopped: it probably used more than {self.limits.memory / 2**30:g} GiB of memory."
+            return f"{_subject(name)} was stopped: it probably used more than {self.limits.memory / 2**30:g} GiB of memory."
         if signum:
-            return f"`{name}` crashed (signal {signum}, {_signal_name(signum)})."
-        return f"`{name}` exited the interpreter (exit code {code})."
+            return f"{_subject(name)} crashed (signal {signum}, {_signal_name(signum)})."
+        return f"{_subject(name)} exited the interpreter (exit code {code})."
 
     # -- calls
 
@@ -353,13 +391,15 @@ class Sandboxed:
             self._start()  # replace a worker that was killed or died
             if self.problem:
                 raise StudentError(self.problem, kind="load")
-        self._send({"type": "call", "exercise": exercise, "name": name, "kwargs": arguments})
         deadline = time.monotonic() + self.limits.call_timeout
         try:
+            self._send(
+                {"type": "call", "exercise": exercise, "name": name, "kwargs": arguments}, deadline, name=name
+            )
             while True:
                 reply = self._receive(deadline, name=name)
                 if reply.get("type") == "callback":
-                    self._send(self._help(exercise, reply))
+                    self._send(self._help(exercise, reply), deadline, name=name)
                     continue
                 if reply.get("type") != "outcome":
                     self._kill()
@@ -370,11 +410,20 @@ class Sandboxed:
             raise
 
     def _help(self, exercise: str, request: dict) -> dict:
-        """Run the reference for a graded function the student's code called."""
+        """Run the reference for a graded function the student's code called.
+
+        Only plain numbers and small arrays are accepted, so a request cannot make
+        the grader's own process slow or large.
+        """
         helper = request.get("name")
         if helper == exercise or helper not in self.helpers:
             return {"type": "raise", "exc": "RuntimeError", "message": f"{helper} is not available here"}
         args, kwargs = request.get("args", ()), request.get("kwargs", {})
+        if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+            return {"type": "raise", "exc": "TypeError", "message": "bad arguments"}
+        problem = _helper_arguments_problem(helper, [*args, *kwargs.values()])
+        if problem:
+            return {"type": "raise", "exc": "ValueError", "message": f"{helper}: {problem}"}
         try:
             value = self.helpers[helper](*args, **kwargs)
         except (ValueError, TypeError) as err:
@@ -385,8 +434,8 @@ class Sandboxed:
 
     @staticmethod
     def _checked(name: str, reply: dict) -> dict:
-        """An outcome whose value is made only of plain numeric arrays."""
-        if reply.get("ok"):
+        """An outcome whose every field has the expected type; values only plain numeric arrays."""
+        if reply.get("ok") is True:
             problem = worker.check_value(name, reply.get("value"))
             if problem:
                 return {"ok": False, "kind": "return", "message": problem}
@@ -394,9 +443,29 @@ class Sandboxed:
             if not isinstance(mutated, tuple) or not all(isinstance(m, str) for m in mutated):
                 mutated = ()
             return {"ok": True, "value": reply["value"], "mutated": mutated}
+        kind = reply.get("kind")
+        raised = reply.get("raised", ())
+        message = reply.get("message")
         return {
             "ok": False,
-            "kind": str(reply.get("kind", "raised")),
-            "message": str(reply.get("message", f"`{name}` failed.")),
-            "raised": tuple(str(r) for r in reply.get("raised", ()) or ()),
+            "kind": kind if kind in OUTCOME_KINDS else "raised",
+            "message": message[:2000] if isinstance(message, str) else f"`{name}` failed.",
+            "raised": tuple(r for r in raised if isinstance(r, str)) if isinstance(raised, tuple) else (),
         }
+
+
+#: The kinds of failure a worker may report.
+OUTCOME_KINDS = ("missing", "not_implemented", "raised", "return")
+
+
+def _helper_arguments_problem(helper: str, values: list) -> str:
+    """Why these arguments may not reach the reference ('' if they may)."""
+    for value in values:
+        if isinstance(value, np.ndarray):
+            if value.size > HELPER_ELEMENTS or max(value.shape, default=0) > HELPER_AXIS:
+                return f"an array of shape {value.shape} is larger than the checks ever use"
+            if helper == "apply_causal_mask" and (value.ndim < 2 or value.shape[-1] != value.shape[-2]):
+                return "scores must be square in their last two axes"
+        elif not isinstance(value, (bool, int, float)) or (isinstance(value, int) and abs(value) > 1 << 20):
+            return f"an argument of type {type(value).__name__} is not accepted"
+    return ""

@@ -128,21 +128,36 @@ def _read_exactly(read, n: int) -> bytes:
 
 
 def read_frame(read, *, max_payload: int = MAX_PAYLOAD) -> dict:
-    """Read and decode one frame with ``read(n) -> bytes``; limits are checked before reading."""
+    """Read and decode one frame with ``read(n) -> bytes``; limits are checked before reading.
+
+    Anything malformed raises WireError, never another exception.
+    """
     (size,) = struct.unpack(">I", _read_exactly(read, 4))
     if size > MAX_HEADER:
         raise WireError(f"a message header of {size} bytes")
     try:
         header = json.loads(_read_exactly(read, size))
+        if not isinstance(header, dict) or not isinstance(header.get("payloads"), list):
+            raise WireError("malformed message")
         sizes = [int(n) for n in header.pop("payloads")]
-    except (ValueError, KeyError, TypeError) as err:
-        raise WireError(f"unreadable message: {err}") from None
-    if not isinstance(header, dict) or any(n < 0 for n in sizes):
-        raise WireError("malformed message")
-    if sum(sizes) > max_payload:
-        raise WireError(f"an array of {sum(sizes):,} bytes (at most {max_payload:,} are accepted)")
-    payloads = [_read_exactly(read, n) for n in sizes]
-    return {k: _decode(v, payloads) for k, v in header.items()}
+        if any(n < 0 for n in sizes):
+            raise WireError("malformed message")
+        if sum(sizes) > max_payload:
+            raise WireError(f"an array of {sum(sizes):,} bytes (at most {max_payload:,} are accepted)")
+        payloads = [_read_exactly(read, n) for n in sizes]
+        return {k: _decode(v, payloads) for k, v in header.items()}
+    except (WireError, EOFError):
+        raise
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        RecursionError,
+        OverflowError,
+    ) as err:
+        raise WireError(f"unreadable message ({type(err).__name__})") from None
 
 
 class Channel:
@@ -189,10 +204,15 @@ class Channel:
     def receive(self, *, max_payload: int = MAX_PAYLOAD) -> dict:
         return read_frame(self._read, max_payload=max_payload)
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, *, wait_writable=None) -> None:
+        """Write one frame; with ``wait_writable(fd)`` the descriptor is non-blocking and
+        the hook may give up when the reader never reads."""
         view = memoryview(encode(message))
         while view:
-            view = view[os.write(self.fd_out, view) :]
+            try:
+                view = view[os.write(self.fd_out, view) :]
+            except BlockingIOError:
+                wait_writable(self.fd_out)
 
 
 # ----------------------------------------------------------------------------- student files

@@ -55,7 +55,7 @@ def test_the_worker_is_an_unprivileged_user_without_capabilities(tmp_path):
     """,
     )
     if os.geteuid() == 0:
-        assert seen["uid"] == seen["gid"] == 65534
+        assert seen["uid"] == seen["gid"] >= 100_000  # a user of its own, not root, not shared
     assert int(seen["caps"], 16) == 0
 
 
@@ -89,6 +89,20 @@ def test_only_its_own_folder_is_writable(tmp_path):
     """,
     )
     assert seen == {"here": True, "usr": False, "python": False}
+
+
+def test_its_folder_lives_in_memory_and_is_capped(tmp_path):
+    seen = observe(
+        tmp_path,
+        """
+        import shutil
+        seen["cwd"] = os.getcwd()
+        seen["total"] = shutil.disk_usage(".").total
+        seen["tmp"] = shutil.disk_usage("/tmp").total
+    """,
+    )
+    assert seen["cwd"] == "/sandbox"
+    assert seen["total"] <= 64 << 20 and seen["tmp"] <= 64 << 20
 
 
 def test_no_network_and_a_minimal_environment(tmp_path):

@@ -1,0 +1,11 @@
+# Honest twin: split_heads reshapes straight to (..., H, T, Dh) without the transpose,
+# so a head's rows are chunks of the flattened sequence. Nothing else is wrong.
+
+
+def split_heads(x, n_heads):
+    *batch, T, D = x.shape
+    if n_heads < 1:
+        raise ValueError("need at least one head")
+    if D % n_heads != 0:
+        raise ValueError(f"D={D} is not divisible by n_heads={n_heads}")
+    return x.reshape(*batch, n_heads, T, D // n_heads)  # the bug: no transpose
