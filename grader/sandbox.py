@@ -214,10 +214,19 @@ class Sandboxed:
     """Runs the student's file in a worker process; one worker per submission."""
 
     def __init__(
-        self, path: Path, *, helpers: dict | None, level: str = "namespaces", limits: Limits = Limits()
+        self,
+        path: Path,
+        *,
+        helpers: dict | None,
+        level: str = "namespaces",
+        limits: Limits = Limits(),
+        audit: bool = False,
     ):
         if level not in ("namespaces", "process"):
             raise ValueError(f"unknown isolation level {level!r}")
+        self.path = Path(path)
+        self.audit = audit  # this worker is an auditor (see worker.audit)
+        self.auditor: Sandboxed | None = None
         self.isolation = level
         self.limits = limits
         self.helpers = helpers or {}
@@ -276,6 +285,7 @@ class Sandboxed:
         self.channel = Channel(replies_r, requests_w, wait=self._wait)
         load = {"type": "load", "exercises": list(EXERCISES), "memory": self.limits.memory}
         load["substitute"] = bool(self.helpers)
+        load["audit"] = self.audit
         try:
             deadline = time.monotonic() + START_TIMEOUT
             self._send(load, deadline, name=LOADING)
@@ -314,8 +324,10 @@ class Sandboxed:
             self.workdir = None
 
     def close(self) -> None:
-        """End the worker; nothing it started survives."""
+        """End the worker (and its auditor); nothing they started survives."""
         self._kill()
+        if self.auditor is not None:
+            self.auditor.close()
 
     # -- the channel
 
@@ -404,10 +416,20 @@ class Sandboxed:
                 if reply.get("type") != "outcome":
                     self._kill()
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
-                return self._checked(name, reply)
+                return self._checked(name, reply, trusted_mutation=self.audit)
         except StudentTimeout as stop:
             self.stuck[name] = stop.message + " (Not tried again on later checks.)"
             raise
+
+    def audited_call(self, exercise: str, name: str, arguments: dict) -> dict:
+        """A call whose effect on its arguments is observed where the student cannot forge it."""
+        if self.auditor is None:
+            self.auditor = Sandboxed(
+                self.path, helpers=None, level=self.isolation, limits=self.limits, audit=True
+            )
+        if self.auditor.problem:
+            raise StudentError(self.auditor.problem, kind="load")
+        return self.auditor.call(exercise, name, arguments)
 
     def _help(self, exercise: str, request: dict) -> dict:
         """Run the reference for a graded function the student's code called.
@@ -433,13 +455,16 @@ class Sandboxed:
         return {"type": "return", "value": value}
 
     @staticmethod
-    def _checked(name: str, reply: dict) -> dict:
-        """An outcome whose every field has the expected type; values only plain numeric arrays."""
+    def _checked(name: str, reply: dict, *, trusted_mutation: bool) -> dict:
+        """An outcome whose every field has the expected type; values only plain numeric arrays.
+
+        Which arguments changed is taken only from an auditor, never from the worker
+        that runs the student's code (that one could say anything)."""
         if reply.get("ok") is True:
             problem = worker.check_value(name, reply.get("value"))
             if problem:
                 return {"ok": False, "kind": "return", "message": problem}
-            mutated = reply.get("mutated", ())
+            mutated = reply.get("mutated", ()) if trusted_mutation else ()
             if not isinstance(mutated, tuple) or not all(isinstance(m, str) for m in mutated):
                 mutated = ()
             return {"ok": True, "value": reply["value"], "mutated": mutated}

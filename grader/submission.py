@@ -117,16 +117,25 @@ class StudentView:
 
     def call(self, name: str, *args, **kwargs):
         """Call the student's ``name`` on the arguments; return a checked copy of the result."""
+        return self._invoke(name, args, kwargs, audit=False)
+
+    def audited(self, name: str, *args, **kwargs):
+        """Like :meth:`call`, and learn for sure which array arguments the call changed
+        (in :attr:`mutated`): the student's code runs where it cannot hide that."""
+        return self._invoke(name, args, kwargs, audit=True)
+
+    def _invoke(self, name: str, args: tuple, kwargs: dict, *, audit: bool):
         if self._executor.problem:
             raise StudentError(self._executor.problem, kind="load")
         theirs = self._executor.signatures.get(name)
         if self._approved.get(name) is not theirs:
             self._approve(name, theirs)
         arguments = dict(self._signatures[name].bind(*args, **kwargs).arguments)
-        outcome = self._executor.call(self._exercise, name, arguments)
+        run = self._executor.audited_call if audit else self._executor.call
+        outcome = run(self._exercise, name, arguments)
         if not outcome["ok"]:
             raise StudentError(outcome["message"], kind=outcome["kind"], raised=outcome.get("raised", ()))
-        self.mutated = tuple(outcome["mutated"])
+        self.mutated = tuple(outcome.get("mutated", ()))
         return outcome["value"]
 
     def _approve(self, name: str, theirs) -> None:
@@ -214,6 +223,20 @@ class InProcess:
             raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
         if outcome["ok"]:
             outcome["value"] = _copy(outcome["value"])
+        return outcome
+
+    def audited_call(self, exercise: str, name: str, arguments: dict) -> dict:
+        """A call that also reports which arrays it changed (here, in this very process)."""
+        given = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in arguments.items()}
+        before = {k: v.tobytes() for k, v in given.items() if isinstance(v, np.ndarray)}
+        try:
+            with time_limit(self.call_timeout):
+                outcome = self.program.call(exercise, name, given, copy=False)
+        except _Alarm:
+            raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
+        if outcome["ok"]:
+            outcome["value"] = _copy(outcome["value"])
+        outcome["mutated"] = [k for k, raw in before.items() if given[k].tobytes() != raw]
         return outcome
 
     def close(self) -> None:

@@ -340,15 +340,16 @@ class Program:
             self.namespaces[exercise] = namespace
         return self.namespaces[exercise]
 
-    def call(self, exercise: str, name: str, kwargs: dict) -> dict:
-        """Call ``name`` as ``exercise`` sees it; an outcome dict, never an exception of the student's."""
+    def call(self, exercise: str, name: str, kwargs: dict, *, copy: bool = True) -> dict:
+        """Call ``name`` as ``exercise`` sees it; an outcome dict, never an exception of the student's.
+
+        With ``copy`` the student gets copies of the arrays; an auditor passes its
+        shared ones instead, to see what the call does to them.
+        """
         namespace = self.namespace(exercise)
         if name not in namespace:
             return {"ok": False, "kind": "missing", "message": f"`{name}` is not defined in your file."}
-        given = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
-        # Immutable records of what was handed over: code that digs through the
-        # caller's frame can read them but not swap them for others.
-        before = tuple((k, v, v.tobytes()) for k, v in given.items() if isinstance(v, np.ndarray))
+        given = {k: (v.copy() if copy and isinstance(v, np.ndarray) else v) for k, v in kwargs.items()}
         try:
             value = namespace[name](**given)
         except self.passthrough:
@@ -369,11 +370,10 @@ class Program:
                 "message": f"`{name}` {describe_exception(err, self.text, self.filename)}.",
                 "raised": [c.__name__ for c in type(err).__mro__],
             }
-        mutated = [k for k, array, raw in before if array.tobytes() != raw]
         problem = check_value(name, value)
         if problem:
             return {"ok": False, "kind": "return", "message": problem}
-        return {"ok": True, "value": value, "mutated": mutated}
+        return {"ok": True, "value": value}
 
 
 def check_value(name: str, value) -> str:
@@ -422,10 +422,12 @@ def serve(fd_in: int, fd_out: int, path: str) -> None:
         stand_in.__name__ = name
         return stand_in
 
-    request = channel.receive()  # {"type": "load", "exercises": [...], "memory": bytes}
+    request = channel.receive()  # {"type": "load", "exercises": [...], "memory": bytes, ...}
     MEMORY_LIMIT[0] = int(request.get("memory", 0))
     with open(path, "rb") as f:
         raw = f.read()
+    if request.get("audit"):
+        return audit(channel, raw, path, request["exercises"])
     try:
         program = Program(raw, path, request["exercises"], helper if request.get("substitute") else None)
         channel.send({"type": "ready", "signatures": program.signatures()})
@@ -439,6 +441,82 @@ def serve(fd_in: int, fd_out: int, path: str) -> None:
             return
         outcome = program.call(request["exercise"], request["name"], request["kwargs"])
         channel.send({"type": "outcome", **outcome})
+
+
+def audit(channel: Channel, raw: bytes, path: str, exercises) -> None:
+    """Serve calls whose effect on their arguments must be known for sure.
+
+    This process never runs the student's code, so nothing can rewrite what it
+    sees: each call runs in a fresh child, on arguments in memory shared with
+    this process, which compares them with its own snapshot once the child is
+    gone. The child cannot attach to this process either (it is made
+    non-dumpable), and it talks only to this process, never to the grader.
+    """
+    _not_traceable()
+    try:
+        compile_source(raw, path)
+    except LoadProblem as err:
+        channel.send({"type": "load_failed", "problem": str(err)})
+        return
+    channel.send({"type": "ready", "signatures": {}})
+    while True:
+        try:
+            request = channel.receive()
+        except EOFError:
+            return
+        channel.send({"type": "outcome", **_audited(channel, raw, path, exercises, request)})
+
+
+def _audited(channel: Channel, raw: bytes, path: str, exercises, request: dict) -> dict:
+    import mmap
+
+    name, kwargs = request["name"], request["kwargs"]
+    shared, snapshots = {}, {}
+    for key, value in kwargs.items():
+        if isinstance(value, np.ndarray):
+            memory = mmap.mmap(-1, max(value.nbytes, 1))  # shared with the child after fork
+            view = np.frombuffer(memory, dtype=value.dtype, count=value.size).reshape(value.shape)
+            view[...] = value
+            shared[key], snapshots[key] = view, value.tobytes()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: runs the student's code, answers this process only
+        try:
+            os.close(read_end)
+            os.close(channel.fd_in)
+            os.close(channel.fd_out)
+            try:
+                program = Program(raw, path, exercises, None)
+                outcome = program.call(request["exercise"], name, {**kwargs, **shared}, copy=False)
+            except LoadProblem as err:
+                outcome = {"ok": False, "kind": "raised", "message": str(err)}
+            view = memoryview(encode(outcome))
+            while view:
+                view = view[os.write(write_end, view) :]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        outcome = Channel(read_end, -1).receive()
+        if not isinstance(outcome, dict):
+            raise WireError("not an outcome")
+    except (EOFError, WireError):
+        outcome = {"ok": False, "kind": "raised", "message": f"`{name}` stopped before it answered."}
+    finally:
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    outcome["mutated"] = [key for key, view in shared.items() if view.tobytes() != snapshots[key]]
+    return outcome
+
+
+def _not_traceable() -> None:
+    """Forbid processes of the same user to attach to this one or read its memory."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
 
 
 def _isolate_output() -> None:

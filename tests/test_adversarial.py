@@ -89,14 +89,7 @@ ESTIMATE = {
 WAITING = ("callback_reply_never_read", "reply_pipe_closed_at_import")
 GRADER_BUG = "probably a bug in the grader"
 
-KNOWN_WEAKNESSES = {
-    "mutation_report_forged": (
-        "The in-place check trusts the worker's own report, and the worker shares its interpreter "
-        "with the student's code: the file wraps sys.modules['__main__'].Program.call (the worker "
-        "module) so that 'mutated' always comes back empty, and the in-place bug scores 100 "
-        "instead of its twin's 98. Any fact only the worker can observe can be forged this way."
-    ),
-}
+KNOWN_WEAKNESSES: dict[str, str] = {}
 
 
 # ----------------------------------------------------------------------------- host side
