@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import EXERCISES, __version__, batch, check, gallery, generate, grade, gradescope, release
+from . import EXERCISES, __version__, batch, check, gallery, generate, grade, gradescope, nbgrader_course, release
 from .plugin import GRADING_EXAMPLES
 from .run import GraderError
 from .sandbox import DEFAULT_TOTAL_TIMEOUT, LEVELS
@@ -137,6 +137,15 @@ def parser() -> argparse.ArgumentParser:
     rel = sub.add_parser("release", help="write what students receive (no solutions, no hidden checks)")
     rel.add_argument("out_dir", type=Path, help="a new folder")
 
+    n = sub.add_parser("nbgrader-course", help="write an nbgrader course folder with the exercise notebook")
+    n.add_argument("out_dir", type=Path, help="the course folder to write (created if missing)")
+    n.add_argument("--assignment", default="attention", help="nbgrader assignment name (default attention)")
+    k = sub.add_parser("nbgrader-collect", help="lay out nbgrader's collected notebooks one folder per student")
+    k.add_argument("course_dir", type=Path, help="the nbgrader course folder")
+    k.add_argument("out_dir", type=Path, help="where to put one folder per student")
+    k.add_argument("--assignment", default="attention")
+    k.add_argument("--code", action="store_true", help="write the extracted attention.py instead of the notebook")
+
     e = sub.add_parser("exercises", help="regenerate exercises/attention.py from the solution")
     e.add_argument("--check", action="store_true", help="only report whether it is up to date")
     return p
@@ -181,6 +190,12 @@ def main(argv: list[str] | None = None) -> int:
             return gradescope.run(root=args.root)
         if args.command == "release":
             return release.main(out_dir=args.out_dir)
+        if args.command == "nbgrader-course":
+            return nbgrader_course.main(out_dir=args.out_dir, assignment=args.assignment)
+        if args.command == "nbgrader-collect":
+            return nbgrader_course.collect(
+                course_dir=args.course_dir, out_dir=args.out_dir, assignment=args.assignment, code=args.code
+            )
         if args.command == "gallery":
             return gallery.main(folder=args.folder, fmt=args.fmt, **_options(args))
         return generate.main(check=args.check)

@@ -50,8 +50,8 @@ c.ExecutePreprocessor.timeout = {timeout}
 c.Execute.startup_timeout = 120
 c.Autograde.create_student = True
 
-# The test cells import `grader`: make this checkout importable in the kernels
-# nbgrader starts (they inherit this environment), unless it is installed.
+# The test cells import `grader`: put this checkout first on the path of the
+# kernels nbgrader starts (they inherit this environment).
 _GRADER_ROOT = {root!r}
 if os.path.isdir(os.path.join(_GRADER_ROOT, "grader")):
     os.environ["PYTHONPATH"] = os.pathsep.join(

@@ -137,7 +137,7 @@ def read_cells(path: Path) -> list[dict]:
         raise NotebookError(f"{name} is damaged: it has no list of cells.")
     if not cells:
         raise NotebookError(f"{name} has no cells at all: there is nothing to grade.")
-    out = []
+    readable = []
     for number, cell in enumerate(cells, start=1):
         where = f"cell {number} of {name}"
         if not isinstance(cell, dict):
@@ -145,8 +145,8 @@ def read_cells(path: Path) -> list[dict]:
         kind = cell.get("cell_type")
         if kind not in ("code", "markdown", "raw"):
             raise NotebookError(f"{where} is damaged: its type is {kind!r}, not code, markdown or raw.")
-        out.append({**cell, "source": _text(cell.get("source"), where)})
-    return out
+        readable.append({**cell, "source": _text(cell.get("source"), where)})
+    return readable
 
 
 def notebook_source(path: Path) -> bytes:
@@ -249,8 +249,14 @@ def reference_parts(source: str) -> tuple[str, dict[str, str]]:
     return "\n\n\n".join(given).strip() + "\n", functions
 
 
-def given_code(solution: Path = paths.SOLUTION) -> str:
-    """The code every student gets as it is: the reference's imports and ``softmax``."""
+def given_code(solution: Path | None = None) -> str:
+    """The code every student gets as it is: the imports and ``softmax``.
+
+    Read from the reference, or where there is none (the student release) from
+    the stubs, which hold the same code outside the solution regions.
+    """
+    if solution is None:
+        solution = paths.SOLUTION if paths.SOLUTION.is_file() else paths.EXERCISE
     return reference_parts(Path(solution).read_text(encoding="utf-8"))[0]
 
 
@@ -377,7 +383,7 @@ def _cell_text(filename: str) -> tuple[int, str] | None:
     return 1 << 30, text
 
 
-def source_from_namespace(namespace: dict, *, solution: Path = paths.SOLUTION) -> str:
+def source_from_namespace(namespace: dict, *, solution: Path | None = None) -> str:
     """An ``attention.py`` rebuilt from a live namespace (a notebook's ``globals()``).
 
     The given code first (imports and ``softmax``, as in the locked cell), then

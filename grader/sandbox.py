@@ -96,13 +96,13 @@ def best_level() -> str:
     return "process" if os.name == "posix" else "none"
 
 
-def worker_uid() -> int:
-    """An unprivileged user id of this grading process's own.
+def worker_uid(*, audit: bool = False) -> int:
+    """An unprivileged user id of this grading process's own (and one for its auditor).
 
     Workers of different grading processes get different ids, so a fork bomb
     in one sandbox exhausts its own process limit, not its neighbours'.
     """
-    return 100_000 + os.getpid() % 60_000
+    return 100_000 + (os.getpid() % 30_000) * 2 + int(audit)
 
 
 def _ancestors(path: Path) -> list[Path]:
@@ -263,7 +263,7 @@ class Sandboxed:
         if self.isolation == "namespaces":
             drop = []
             if os.geteuid() == 0:
-                uid = worker_uid()
+                uid = worker_uid(audit=self.audit)
                 drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
                 drop += ["--bounding-set=-all", "--inh-caps=-all"]
             command = _bwrap_prefix(self.workdir) + ["--"] + drop + command
@@ -423,13 +423,25 @@ class Sandboxed:
 
     def audited_call(self, exercise: str, name: str, arguments: dict) -> dict:
         """A call whose effect on its arguments is observed where the student cannot forge it."""
-        if self.auditor is None:
+        if self.auditor is None or self.auditor.proc is None:  # none yet, or killed by a time limit
+            if self.auditor is not None:
+                self.auditor.close()
             self.auditor = Sandboxed(
                 self.path, helpers=None, level=self.isolation, limits=self.limits, audit=True
             )
         if self.auditor.problem:
             raise StudentError(self.auditor.problem, kind="load")
+        self.auditor.prepare()
         return self.auditor.call(exercise, name, arguments)
+
+    def prepare(self) -> None:
+        """Have an auditor load the file for the next call, within the loading time limit."""
+        deadline = time.monotonic() + START_TIMEOUT
+        try:
+            self._send({"type": "prepare"}, deadline, name=LOADING)
+            self._receive(deadline, name=LOADING)
+        except StudentTimeout:
+            raise StudentTimeout(f"Your file did not finish loading within {START_TIMEOUT:g} s.") from None
 
     def _help(self, exercise: str, request: dict) -> dict:
         """Run the reference for a graded function the student's code called.

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import select
+import signal
 import struct
 import sys
 import time
@@ -332,6 +333,8 @@ class Program:
         return {n: describe_signature(namespace[n]) for n in self.exercises if n in namespace}
 
     def namespace(self, exercise: str) -> dict:
+        if self.helper is None:
+            exercise = ""  # without substitutions every exercise sees the same module
         if exercise not in self.namespaces:
             namespace = self.execute()
             for other in self.exercises if self.helper is not None else ():
@@ -443,70 +446,144 @@ def serve(fd_in: int, fd_out: int, path: str) -> None:
         channel.send({"type": "outcome", **outcome})
 
 
+#: Bytes of memory shared with an audited call for its array arguments.
+ARENA = 16 << 20
+
+
 def audit(channel: Channel, raw: bytes, path: str, exercises) -> None:
     """Serve calls whose effect on their arguments must be known for sure.
 
     This process never runs the student's code, so nothing can rewrite what it
-    sees: each call runs in a fresh child, on arguments in memory shared with
-    this process, which compares them with its own snapshot once the child is
-    gone. The child cannot attach to this process either (it is made
-    non-dumpable), and it talks only to this process, never to the grader.
+    sees. For each call a fresh child loads the file (on ``prepare``, so that
+    loading does not count against the call's time), then runs the call on
+    arguments placed in memory shared with this process, which compares them
+    with its own snapshot once the child is gone. The child cannot attach to
+    this process (it is made non-dumpable) and talks to this process only.
     """
+    import mmap
+
     _not_traceable()
     try:
         compile_source(raw, path)
     except LoadProblem as err:
         channel.send({"type": "load_failed", "problem": str(err)})
         return
+    arena = mmap.mmap(-1, ARENA)  # created before any child exists, shared with each
     channel.send({"type": "ready", "signatures": {}})
+    child = None
     while True:
         try:
             request = channel.receive()
         except EOFError:
             return
-        channel.send({"type": "outcome", **_audited(channel, raw, path, exercises, request)})
+        if child is None:
+            child = _Child(raw, path, exercises, arena, channel)
+        if request.get("type") == "prepare":
+            channel.send({"type": "prepared", "loaded": child.wait_loaded()})
+            continue
+        child.wait_loaded()
+        outcome = child.run(request)
+        child = None
+        channel.send({"type": "outcome", **outcome})
 
 
-def _audited(channel: Channel, raw: bytes, path: str, exercises, request: dict) -> dict:
-    import mmap
+class _Child:
+    """One audited call's process: loads the file, runs one call, exits."""
 
-    name, kwargs = request["name"], request["kwargs"]
-    shared, snapshots = {}, {}
-    for key, value in kwargs.items():
-        if isinstance(value, np.ndarray):
-            memory = mmap.mmap(-1, max(value.nbytes, 1))  # shared with the child after fork
-            view = np.frombuffer(memory, dtype=value.dtype, count=value.size).reshape(value.shape)
-            view[...] = value
-            shared[key], snapshots[key] = view, value.tobytes()
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: runs the student's code, answers this process only
-        try:
-            os.close(read_end)
-            os.close(channel.fd_in)
-            os.close(channel.fd_out)
+    def __init__(self, raw: bytes, path: str, exercises, arena, channel: Channel):
+        self.arena, self.loaded = arena, None
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
             try:
-                program = Program(raw, path, exercises, None)
-                outcome = program.call(request["exercise"], name, {**kwargs, **shared}, copy=False)
-            except LoadProblem as err:
-                outcome = {"ok": False, "kind": "raised", "message": str(err)}
-            view = memoryview(encode(outcome))
-            while view:
-                view = view[os.write(write_end, view) :]
-        finally:
-            os._exit(0)
-    os.close(write_end)
+                os.setpgid(0, 0)  # a group of its own, ended with whatever it starts
+                for fd in (down_w, up_r, channel.fd_in, channel.fd_out):
+                    os.close(fd)
+                _child_main(raw, path, exercises, arena, Channel(down_r, up_w))
+            finally:
+                os._exit(0)
+        os.close(down_r)
+        os.close(up_w)
+        self.link = Channel(up_r, down_w)
+
+    def wait_loaded(self) -> str:
+        """'' once the child has loaded the file, else why it could not."""
+        if self.loaded is None:
+            try:
+                message = self.link.receive()
+                self.loaded = str(message.get("problem", "")) if isinstance(message, dict) else "no answer"
+            except (EOFError, WireError):
+                self.loaded = "the file stopped its process while loading"
+        return self.loaded
+
+    def run(self, request: dict) -> dict:
+        name = request["name"]
+        if self.loaded:
+            self._end()
+            return {"ok": False, "kind": "raised", "message": self.loaded}
+        arrays, scalars, snapshots, offset = {}, {}, {}, 0
+        for key, value in request["kwargs"].items():
+            if isinstance(value, np.ndarray):
+                if offset + value.nbytes > ARENA:
+                    self._end()
+                    return {"ok": False, "kind": "raised", "message": "arguments too large to audit"}
+                view = np.frombuffer(self.arena, dtype=value.dtype, count=value.size, offset=offset)
+                view.reshape(value.shape)[...] = value
+                arrays[key] = [offset, value.dtype.str, list(value.shape)]
+                snapshots[key] = (offset, value.tobytes())
+                offset += value.nbytes
+            else:
+                scalars[key] = value
+        try:
+            self.link.send(
+                {
+                    "type": "go",
+                    "exercise": request["exercise"],
+                    "name": name,
+                    "scalars": scalars,
+                    "arrays": arrays,
+                }
+            )
+            outcome = self.link.receive()
+            if not isinstance(outcome, dict):
+                raise WireError("not an outcome")
+        except (EOFError, WireError, OSError):
+            outcome = {"ok": False, "kind": "raised", "message": f"`{name}` stopped before it answered."}
+        self._end()
+        outcome["mutated"] = [
+            key
+            for key, (start, before) in snapshots.items()
+            if self.arena[start : start + len(before)] != before
+        ]
+        return outcome
+
+    def _end(self) -> None:
+        for fd in (self.link.fd_in, self.link.fd_out):
+            os.close(fd)
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # the child and all it started
+        except OSError:
+            pass
+        os.waitpid(self.pid, 0)
+
+
+def _child_main(raw: bytes, path: str, exercises, arena, link: Channel) -> None:
     try:
-        outcome = Channel(read_end, -1).receive()
-        if not isinstance(outcome, dict):
-            raise WireError("not an outcome")
-    except (EOFError, WireError):
-        outcome = {"ok": False, "kind": "raised", "message": f"`{name}` stopped before it answered."}
-    finally:
-        os.close(read_end)
-        os.waitpid(pid, 0)
-    outcome["mutated"] = [key for key, view in shared.items() if view.tobytes() != snapshots[key]]
-    return outcome
+        program = Program(raw, path, exercises, None)
+        program.namespace(exercises[0])  # load now: loading is not the call's time
+        link.send({"type": "loaded"})
+    except LoadProblem as err:
+        link.send({"type": "loaded", "problem": str(err)})
+        return
+    go = link.receive()
+    kwargs = dict(go["scalars"])
+    for key, (offset, dtype, shape) in go["arrays"].items():
+        count = 1
+        for n in shape:
+            count *= n
+        kwargs[key] = np.frombuffer(arena, dtype=np.dtype(dtype), count=count, offset=offset).reshape(shape)
+    link.send(program.call(go["exercise"], go["name"], kwargs, copy=False))
 
 
 def _not_traceable() -> None:
@@ -529,8 +606,6 @@ def _isolate_output() -> None:
 
 
 if __name__ == "__main__":
-    import signal
-
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past the size cap fails to write, not kills
     fd_in, fd_out, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     _isolate_output()
