@@ -6,7 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import EXERCISES, __version__, batch, check, gallery, generate, grade, gradescope, nbgrader_course, release
+from . import (
+    EXERCISES,
+    __version__,
+    batch,
+    check,
+    gallery,
+    generate,
+    grade,
+    gradescope,
+    nbgrader_course,
+    release,
+)
 from .plugin import GRADING_EXAMPLES
 from .run import GraderError
 from .sandbox import DEFAULT_TOTAL_TIMEOUT, LEVELS
@@ -140,11 +151,15 @@ def parser() -> argparse.ArgumentParser:
     n = sub.add_parser("nbgrader-course", help="write an nbgrader course folder with the exercise notebook")
     n.add_argument("out_dir", type=Path, help="the course folder to write (created if missing)")
     n.add_argument("--assignment", default="attention", help="nbgrader assignment name (default attention)")
-    k = sub.add_parser("nbgrader-collect", help="lay out nbgrader's collected notebooks one folder per student")
+    k = sub.add_parser(
+        "nbgrader-collect", help="lay out nbgrader's collected notebooks one folder per student"
+    )
     k.add_argument("course_dir", type=Path, help="the nbgrader course folder")
     k.add_argument("out_dir", type=Path, help="where to put one folder per student")
     k.add_argument("--assignment", default="attention")
-    k.add_argument("--code", action="store_true", help="write the extracted attention.py instead of the notebook")
+    k.add_argument(
+        "--code", action="store_true", help="write the extracted attention.py instead of the notebook"
+    )
 
     e = sub.add_parser("exercises", help="regenerate exercises/attention.py from the solution")
     e.add_argument("--check", action="store_true", help="only report whether it is up to date")
