@@ -4,7 +4,8 @@
 
 DIR holds one folder per student (the folder name is the student id) with an
 ``attention.py`` (or a single notebook) inside. Each submission is graded by a ``grade`` process of
-its own (sandboxed as that command is), several at a time. Results go to
+its own (sandboxed as that command is), several at a time, by long-lived
+grading processes (``grade-stream``) that start Python and pytest only once. Results go to
 ``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
 submission), then to the CSV, and to one JSON and one text report per
 student in ``gradebook_reports/``. Running the same command again grades only
@@ -16,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -108,33 +111,60 @@ def _safe(student: str) -> str:
     return clean
 
 
-def _grade(entry: Entry, options: list[str], limit: float, running: dict) -> tuple[Entry, dict | None, str]:
-    """Run one ``grade`` process; (entry, JSON report or None, error message)."""
-    command = [sys.executable, "-m", "grader", "grade", str(entry.file), "--format", "json", *options]
-    proc = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        cwd=paths.ROOT,
-        text=True,
-    )
-    running[entry.student] = proc
-    try:
-        out, err = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return entry, None, f"grading took longer than {limit:g} s and was stopped"
-    finally:
-        running.pop(entry.student, None)
-    if proc.returncode != 0:
-        last = (err.strip().splitlines() or ["no message"])[-1]
-        return entry, None, f"the grader failed (exit {proc.returncode}): {last[:300]}"
-    try:
-        return entry, json.loads(out), ""
-    except ValueError:
-        return entry, None, "the grader's report was not valid JSON"
+class _Grader:
+    """A long-lived ``grade-stream`` process: Python and pytest start once, not per submission."""
+
+    def __init__(self, options: list[str]):
+        self.options = options
+        self.proc: subprocess.Popen | None = None
+        self.buffer = b""
+
+    def grade(self, entry: Entry, limit: float, running: dict) -> tuple[Entry, dict | None, str]:
+        """(entry, JSON report or None, error message)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "grader", "grade-stream", *self.options],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=paths.ROOT,
+            )
+            self.buffer = b""
+        running[entry.student] = self.proc
+        try:
+            self.proc.stdin.write((json.dumps(str(entry.file)) + "\n").encode())
+            self.proc.stdin.flush()
+            answer = json.loads(self._line(time.monotonic() + limit))
+        except TimeoutError:
+            self.close()
+            return entry, None, f"grading took longer than {limit:g} s and was stopped"
+        except (OSError, EOFError, ValueError):
+            self.close()
+            return entry, None, "the grader stopped while grading this submission"
+        finally:
+            running.pop(entry.student, None)
+        if not isinstance(answer, dict) or "error" in answer:
+            return entry, None, f"the grader failed: {str(answer.get('error', answer))[:300]}"
+        return entry, answer, ""
+
+    def _line(self, deadline: float) -> bytes:
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
 
 
 class Progress:
@@ -209,6 +239,17 @@ def main(
     failures: list[str] = []
     running: dict[str, subprocess.Popen] = {}
     interrupted = False
+    graders: queue.Queue[_Grader] = queue.Queue()
+    for _ in range(jobs):
+        graders.put(_Grader(options))
+
+    def grade(entry: Entry):
+        grader = graders.get()
+        try:
+            return grader.grade(entry, total_timeout + GRACE, running)
+        finally:
+            graders.put(grader)
+
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         pending = set()
@@ -217,7 +258,7 @@ def main(
                 _store(book, reports, entry, suite, None, entry.problem, points)
                 progress.step(entry.student, entry.problem)
             else:
-                pending.add(pool.submit(_grade, entry, options, total_timeout + GRACE, running))
+                pending.add(pool.submit(grade, entry))
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -233,6 +274,8 @@ def main(
             proc.send_signal(signal.SIGKILL)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        while not graders.empty():
+            graders.get().close()
     rows = book.export_csv(out)
     book.close()
     _summary(rows, out, reports, entries, remarks, failures, interrupted)

@@ -17,6 +17,7 @@ from . import (
     gradescope,
     nbgrader_course,
     release,
+    stream,
 )
 from .plugin import GRADING_EXAMPLES
 from .run import GraderError
@@ -148,6 +149,12 @@ def parser() -> argparse.ArgumentParser:
     rel = sub.add_parser("release", help="write what students receive (no solutions, no hidden checks)")
     rel.add_argument("out_dir", type=Path, help="a new folder")
 
+    sub.add_parser(
+        "grade-stream",
+        parents=[common, isolation],
+        help="grade the file named on each stdin line; a JSON report per line (used by batch)",
+    )
+
     n = sub.add_parser("nbgrader-course", help="write an nbgrader course folder with the exercise notebook")
     n.add_argument("out_dir", type=Path, help="the course folder to write (created if missing)")
     n.add_argument("--assignment", default="attention", help="nbgrader assignment name (default attention)")
@@ -205,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
             return gradescope.run(root=args.root)
         if args.command == "release":
             return release.main(out_dir=args.out_dir)
+        if args.command == "grade-stream":
+            return stream.main(**{"isolation": "auto", **_options(args)})
         if args.command == "nbgrader-course":
             return nbgrader_course.main(out_dir=args.out_dir, assignment=args.assignment)
         if args.command == "nbgrader-collect":
