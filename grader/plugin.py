@@ -193,6 +193,11 @@ def submission_of(config, *, create: bool = True) -> Submission | None:
     return config.stash[_SUBMISSION]
 
 
+def provide_submission(config, submission: Submission) -> None:
+    """Use a submission opened before pytest started (its workers boot during collection)."""
+    config.stash[_SUBMISSION] = submission
+
+
 def pytest_unconfigure(config):
     """End the worker: nothing the student's code started outlives the run."""
     submission = submission_of(config, create=False)

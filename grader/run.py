@@ -12,9 +12,10 @@ import pytest
 from . import EXERCISES, paths
 from .feedback import Outcome, outcome_of, paragraph
 from .marks import grading_of
-from .plugin import submission_of
+from .plugin import provide_submission, submission_of
 from .results import Report, Status, TestResult, Visibility
-from .submission import DEFAULT_CALL_TIMEOUT
+from .sandbox import DEFAULT_TOTAL_TIMEOUT, Limits
+from .submission import DEFAULT_CALL_TIMEOUT, Submission
 
 
 class GraderError(RuntimeError):
@@ -33,12 +34,17 @@ def _name(item) -> str:
 class Collector:
     """A pytest plugin object that records one TestResult per graded check."""
 
-    def __init__(self, exercises: tuple[str, ...], *, include_hidden: bool = True):
+    def __init__(self, exercises: tuple[str, ...], *, include_hidden: bool = True, submission=None):
         self.exercises = exercises
+        self.submission = submission
         self.include_hidden = include_hidden
         self.results: list[TestResult] = []
         self.problem = ""
         self.isolation = ""
+
+    def pytest_configure(self, config):
+        if self.submission is not None:
+            provide_submission(config, self.submission)
 
     def pytest_collection_modifyitems(self, config, items):
         """Keep only the chosen checks, in the lesson's order of exercises."""
@@ -105,7 +111,11 @@ def run_checks(
     checks: Path = paths.CHECKS,
 ) -> Report:
     """Grade ``submission`` (a file path) against the checks and return the Report."""
-    collector = Collector(exercises, include_hidden=include_hidden)
+    # Open the submission first: a sandboxed worker boots while pytest collects the checks.
+    limits = Limits(call_timeout=call_timeout, total_timeout=total_timeout or DEFAULT_TOTAL_TIMEOUT)
+    reference = paths.SOLUTION if paths.SOLUTION.is_file() else None
+    opened = Submission(Path(submission), reference=reference, isolation=isolation, limits=limits)
+    collector = Collector(exercises, include_hidden=include_hidden, submission=opened)
     args = [
         str(checks),
         "-p",

@@ -231,21 +231,37 @@ class Sandboxed:
         self.limits = limits
         self.helpers = helpers or {}
         self.started = time.monotonic()
-        self.signatures: dict = {}
-        self.problem = ""
+        self._signatures: dict = {}
+        self._problem = ""
+        self._loading = False  # launched, its answer to "load" not read yet
         self.stuck: dict[str, str] = {}  # function -> message, once it ran out of time
         self.proc: subprocess.Popen | None = None
         self.workdir: Path | None = None
         try:
             self.raw = read_submission(path)
         except LoadProblem as err:
-            self.problem = str(err)
+            self._problem = str(err)
             return
-        self._start()
+        self._launch()  # the worker boots while the checks are being collected
+
+    @property
+    def problem(self) -> str:
+        self._loaded()
+        return self._problem
+
+    @property
+    def signatures(self) -> dict:
+        self._loaded()
+        return self._signatures
 
     # -- the worker's life
 
     def _start(self) -> None:
+        self._launch()
+        self._loaded()
+
+    def _launch(self) -> None:
+        """Start a worker and ask it to load the file; its answer is read by _loaded."""
         self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
         shutil.copyfile(worker.__file__, self.workdir / "worker.py")
         (self.workdir / "attention.py").write_bytes(self.raw)
@@ -286,23 +302,34 @@ class Sandboxed:
         load = {"type": "load", "exercises": list(EXERCISES), "memory": self.limits.memory}
         load["substitute"] = bool(self.helpers)
         load["audit"] = self.audit
+        self.load_deadline = time.monotonic() + START_TIMEOUT
+        self._loading = True
         try:
-            deadline = time.monotonic() + START_TIMEOUT
-            self._send(load, deadline, name=LOADING)
-            reply = self._receive(deadline, name=LOADING)
+            self._send(load, self.load_deadline, name=LOADING)
+        except StudentTimeout:
+            self._loading = False
+            self._problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
+
+    def _loaded(self) -> None:
+        """Read the worker's answer to "load", once."""
+        if not self._loading:
+            return
+        self._loading = False
+        try:
+            reply = self._receive(self.load_deadline, name=LOADING)
         except StudentError as err:
-            self.problem = err.message
+            self._problem = err.message
             self._kill()
             return
         except StudentTimeout:
-            self.problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
+            self._problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
             self._kill()
             return
         signatures = reply.get("signatures")
         if reply.get("type") == "ready" and isinstance(signatures, dict):
-            self.signatures = signatures
+            self._signatures = signatures
         else:
-            self.problem = str(reply.get("problem") or "Your file could not be loaded.")[:2000]
+            self._problem = str(reply.get("problem") or "Your file could not be loaded.")[:2000]
             self._kill()
 
     def _kill(self) -> None:
@@ -399,10 +426,11 @@ class Sandboxed:
             raise StudentTimeout(
                 f"Grading of your file was stopped after {self.limits.total_timeout:g} s in total."
             )
+        self._loaded()
         if self.proc is None:
             self._start()  # replace a worker that was killed or died
-            if self.problem:
-                raise StudentError(self.problem, kind="load")
+            if self._problem:
+                raise StudentError(self._problem, kind="load")
         deadline = time.monotonic() + self.limits.call_timeout
         try:
             self._send(
@@ -433,6 +461,12 @@ class Sandboxed:
             raise StudentError(self.auditor.problem, kind="load")
         self.auditor.prepare()
         return self.auditor.call(exercise, name, arguments)
+
+    def start_auditor(self) -> None:
+        """Launch the auditor now, so that it boots while other work goes on."""
+        if self.auditor is not None:
+            self.auditor.close()
+        self.auditor = Sandboxed(self.path, helpers=None, level=self.isolation, limits=self.limits, audit=True)
 
     def prepare(self) -> None:
         """Have an auditor load the file for the next call, within the loading time limit."""

@@ -262,6 +262,7 @@ class Submission:
             self.executor = InProcess(path, helpers=helpers, call_timeout=limits.call_timeout)
         else:
             self.executor = Sandboxed(path, helpers=helpers, level=level, limits=limits)
+            self.executor.start_auditor()  # both boot side by side
         self._views: dict[str, StudentView] = {}
 
     @property
