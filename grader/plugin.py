@@ -193,6 +193,30 @@ def submission_of(config, *, create: bool = True) -> Submission | None:
     return config.stash[_SUBMISSION]
 
 
+def pytest_collection_finish(session):
+    """Tell the submission how many checks of each exercise this run holds."""
+    submission = submission_of(session.config, create=False)
+    if submission is not None:
+        counts: dict[str, int] = {}
+        for item in session.items:
+            grading = grading_of(item)
+            if grading is not None:
+                counts[grading.exercise] = counts.get(grading.exercise, 0) + 1
+        submission.expect(counts)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Record each check's end: a function whose checks all pass may serve the next exercise."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        submission = submission_of(item.config, create=False)
+        grading = grading_of(item)
+        if submission is not None and grading is not None:
+            submission.record(grading.exercise, report.passed)
+
+
 def provide_submission(config, submission: Submission) -> None:
     """Use a submission opened before pytest started (its workers boot during collection)."""
     config.stash[_SUBMISSION] = submission

@@ -419,7 +419,7 @@ class Sandboxed:
 
     # -- calls
 
-    def call(self, exercise: str, name: str, arguments: dict) -> dict:
+    def call(self, exercise: str, name: str, arguments: dict, replace=None) -> dict:
         if name in self.stuck:
             raise StudentTimeout(self.stuck[name])
         if time.monotonic() - self.started > self.limits.total_timeout:
@@ -433,9 +433,10 @@ class Sandboxed:
                 raise StudentError(self._problem, kind="load")
         deadline = time.monotonic() + self.limits.call_timeout
         try:
-            self._send(
-                {"type": "call", "exercise": exercise, "name": name, "kwargs": arguments}, deadline, name=name
-            )
+            request = {"type": "call", "exercise": exercise, "name": name, "kwargs": arguments}
+            if replace is not None:
+                request["replace"] = tuple(replace)
+            self._send(request, deadline, name=name)
             while True:
                 reply = self._receive(deadline, name=name)
                 if reply.get("type") == "callback":
@@ -466,7 +467,9 @@ class Sandboxed:
         """Launch the auditor now, so that it boots while other work goes on."""
         if self.auditor is not None:
             self.auditor.close()
-        self.auditor = Sandboxed(self.path, helpers=None, level=self.isolation, limits=self.limits, audit=True)
+        self.auditor = Sandboxed(
+            self.path, helpers=None, level=self.isolation, limits=self.limits, audit=True
+        )
 
     def prepare(self) -> None:
         """Have an auditor load the file for the next call, within the loading time limit."""

@@ -101,9 +101,10 @@ def load_reference(path: Path) -> dict:
 class StudentView:
     """The student's functions as one exercise's checks see them."""
 
-    def __init__(self, executor, exercise: str, reference: dict):
+    def __init__(self, executor, exercise: str, reference: dict, replace=lambda: None):
         self._executor = executor
         self._exercise = exercise
+        self._replace = replace  # () -> the other graded functions the reference must stand in for
         self._reference = reference
         self._signatures = {n: inspect.signature(f) for n, f in reference.items()}
         self._approved: dict[str, object] = {}  # name -> the signature already found right
@@ -131,8 +132,10 @@ class StudentView:
         if self._approved.get(name) is not theirs:
             self._approve(name, theirs)
         arguments = dict(self._signatures[name].bind(*args, **kwargs).arguments)
-        run = self._executor.audited_call if audit else self._executor.call
-        outcome = run(self._exercise, name, arguments)
+        if audit:
+            outcome = self._executor.audited_call(self._exercise, name, arguments)
+        else:
+            outcome = self._executor.call(self._exercise, name, arguments, replace=self._replace())
         if not outcome["ok"]:
             raise StudentError(outcome["message"], kind=outcome["kind"], raised=outcome.get("raised", ()))
         self.mutated = tuple(outcome.get("mutated", ()))
@@ -215,10 +218,10 @@ class InProcess:
         except LoadProblem as err:
             self.problem = str(err)
 
-    def call(self, exercise: str, name: str, arguments: dict) -> dict:
+    def call(self, exercise: str, name: str, arguments: dict, replace=None) -> dict:
         try:
             with time_limit(self.call_timeout):
-                outcome = self.program.call(exercise, name, arguments)
+                outcome = self.program.call(exercise, name, arguments, replace=replace)
         except _Alarm:
             raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
         if outcome["ok"]:
@@ -264,6 +267,38 @@ class Submission:
             self.executor = Sandboxed(path, helpers=helpers, level=level, limits=limits)
             self.executor.start_auditor()  # both boot side by side
         self._views: dict[str, StudentView] = {}
+        self._expected: dict[str, int] = {}  # exercise -> checks selected in this run
+        self._done: dict[str, int] = {}
+        self._failed: set[str] = set()
+
+    def expect(self, counts: dict[str, int]) -> None:
+        """How many checks of each exercise this run holds."""
+        self._expected = dict(counts)
+
+    def record(self, exercise: str, passed: bool) -> None:
+        """One check of ``exercise`` ended."""
+        self._done[exercise] = self._done.get(exercise, 0) + 1
+        if not passed:
+            self._failed.add(exercise)
+
+    def replace_for(self, exercise: str) -> tuple[str, ...]:
+        """The other graded functions the reference stands in for when ``exercise`` is checked.
+
+        A function whose every check already passed in this run stays the
+        student's own (its calls need no trip to the trusted side); any other,
+        broken or not checked (yet), is replaced, so a mistake in it never costs
+        points here.
+        """
+        return tuple(
+            other
+            for other in EXERCISES
+            if other != exercise
+            and not (
+                other not in self._failed
+                and self._expected.get(other, 0) > 0
+                and self._done.get(other, 0) >= self._expected[other]
+            )
+        )
 
     @property
     def problem(self) -> str:
@@ -276,7 +311,9 @@ class Submission:
     def view(self, exercise: str) -> StudentView:
         """The functions as seen by ``exercise``'s checks (the others are the reference's)."""
         if exercise not in self._views:
-            self._views[exercise] = StudentView(self.executor, exercise, self.reference)
+            self._views[exercise] = StudentView(
+                self.executor, exercise, self.reference, replace=lambda: self.replace_for(exercise)
+            )
         return self._views[exercise]
 
     def close(self) -> None:
