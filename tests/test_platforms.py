@@ -107,6 +107,21 @@ def test_run_autograder_finds_attention_py_in_a_subfolder(tmp_path, bundle):
     assert run_autograder(root)["score"] == 100
 
 
+def test_run_autograder_accepts_a_notebook(tmp_path, bundle):
+    code = BUGGY.read_text()
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": "My attention homework"},
+            {"cell_type": "code", "metadata": {}, "source": code, "outputs": [], "execution_count": None},
+        ],
+    }
+    root = autograder_root(tmp_path, bundle, {"homework.ipynb": json.dumps(notebook).encode()})
+    assert run_autograder(root)["score"] == grade_json(BUGGY)["score"]
+
+
 def test_github_classroom_result_matches_grade(tmp_path):
     output = tmp_path / "github_output"
     output.write_text("earlier=1\n")
