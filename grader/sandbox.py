@@ -134,7 +134,11 @@ def _bwrap_prefix(workdir: Path) -> list[str]:
     for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32"):
         if Path(system).exists():
             args += ["--ro-bind", system, system]
-    made: set[Path] = set()
+    # /tmp and the work folder live in memory, capped: nothing the worker writes reaches the disk.
+    # /tmp comes before the Python binds, which may lie below it (a project cloned in /tmp).
+    size = str(WORK_SPACE)
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    made: set[Path] = {Path("/tmp")}
     for path in readonly:
         for parent in _ancestors(path):
             if parent not in made and not any(parent == r or r in parent.parents for r in readonly):
@@ -142,13 +146,10 @@ def _bwrap_prefix(workdir: Path) -> list[str]:
                     args += ["--perms", "0755", "--dir", str(parent)]
                     made.add(parent)
         args += ["--ro-bind", str(path), str(path)]
-    # the work folder and /tmp live in memory, capped: nothing the worker writes reaches the disk
-    size = str(WORK_SPACE)
     args += ["--perms", "0777", "--size", size, "--tmpfs", "/sandbox"]
     for name in ("worker.py", "attention.py"):
         args += ["--ro-bind", str(workdir / name), f"/sandbox/{name}"]
     args += ["--chdir", "/sandbox", "--proc", "/proc", "--dev", "/dev"]
-    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     return args
 
 

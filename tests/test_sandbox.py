@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader import paths
@@ -63,14 +65,20 @@ def test_the_repository_and_the_host_are_out_of_sight(tmp_path):
     seen = observe(
         tmp_path,
         f"""
-        seen["repo"] = os.path.exists({str(paths.ROOT)!r})
+        root = {str(paths.ROOT)!r}
+        seen["repo"] = sorted(os.listdir(root)) if os.path.isdir(root) else []
         seen["solution"] = os.path.exists({str(paths.SOLUTION)!r})
         seen["root"] = sorted(os.listdir("/"))
         seen["home"] = os.path.exists("/root/.ssh") or os.path.exists("/home")
     """,
     )
-    assert not seen["repo"] and not seen["solution"] and not seen["home"]
-    assert "work" not in seen["root"] and "etc" not in seen["root"]
+    # numpy may live in a virtual environment inside the repository: only the folders on the
+    # way to it exist there, empty but for that path
+    numpy_dir = Path(np.__file__).resolve()
+    on_the_way = {numpy_dir.relative_to(paths.ROOT).parts[0]} if paths.ROOT in numpy_dir.parents else set()
+    assert set(seen["repo"]) <= on_the_way
+    assert not seen["solution"] and not seen["home"]
+    assert "etc" not in seen["root"]
 
 
 def test_only_its_own_folder_is_writable(tmp_path):
