@@ -53,11 +53,6 @@ def draw_tokens(draw, low: int = 1, high: int = MAX_TOKENS) -> int:
     return draw(between(low, high))
 
 
-def batch_shapes(*, min_axes: int = 0) -> st.SearchStrategy:
-    """Strategy form of :func:`draw_batch`."""
-    return st.composite(lambda draw: draw_batch(draw, min_axes=min_axes))()
-
-
 def draw_dims(
     draw,
     *,
@@ -72,12 +67,6 @@ def draw_dims(
     T = _other_than(draw_tokens(draw, min_tokens, max_tokens), (H,), min_tokens, max_tokens)
     Dh = _other_than(draw(_WIDTHS), (H, T), 1, MAX_HEAD_WIDTH)
     return Dims(batch, T, H, Dh)
-
-
-@st.composite
-def dims(draw, **kwargs) -> Dims:
-    """Strategy form of :func:`draw_dims`."""
-    return draw_dims(draw, **kwargs)
 
 
 _RANGES: dict[tuple[int, int], st.SearchStrategy] = {}
@@ -140,12 +129,6 @@ def draw_many(draw, shapes, *, low: float = -10.0, high: float = 10.0, dtype=np.
         (centre + rng.integers(-spread, spread + 1, size=s) * (half / GRID_STEPS)).astype(dtype)
         for s in shapes
     ]
-
-
-@st.composite
-def values(draw, shape, *, low: float = -10.0, high: float = 10.0, dtype=np.float64) -> np.ndarray:
-    """Strategy form of :func:`draw_values`."""
-    return draw_values(draw, shape, low=low, high=high, dtype=dtype)
 
 
 @st.composite
