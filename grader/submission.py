@@ -8,7 +8,7 @@ an executor and turns every failure into a :class:`StudentError` (or a
 * :class:`InProcess` (isolation ``none``): the student's file runs in the
   grader's own process, with a per-call alarm. Fast; for a student checking
   their own work.
-* :class:`grader.sandbox.Sandboxed` (isolation ``namespaces`` or ``process``):
+* :class:`grader.session.Sandboxed` (isolation ``namespaces`` or ``process``):
   the file runs in a separate, limited worker process; only checked arrays
   come back.
 
@@ -255,7 +255,8 @@ class Submission:
     """
 
     def __init__(self, path: Path, *, reference: Path | None, isolation: str = "auto", limits=None):
-        from .sandbox import Limits, Sandboxed, best_level  # the sandbox builds on this module
+        from .sandbox import Limits, best_level  # the sandbox builds on this module
+        from .session import Sandboxed
 
         limits = limits or Limits()
         helpers = load_reference(reference) if reference is not None and Path(reference).is_file() else None
@@ -265,7 +266,6 @@ class Submission:
             self.executor = InProcess(path, helpers=helpers, call_timeout=limits.call_timeout)
         else:
             self.executor = Sandboxed(path, helpers=helpers, level=level, limits=limits)
-            self.executor.start_auditor()  # both boot side by side
         self._views: dict[str, StudentView] = {}
         self._expected: dict[str, int] = {}  # exercise -> checks selected in this run
         self._done: dict[str, int] = {}

@@ -150,3 +150,53 @@ def test_no_network_and_a_minimal_environment(tmp_path):
     assert seen["stdin"] is True
     assert seen["as"] == 2 << 30 and seen["fsize"] == 16 << 20
     assert seen["pid"] < 10  # a PID namespace of its own
+
+
+LEAVER = """
+import os, subprocess
+
+if not os.path.exists("left-here"):
+    for folder in (".", "/tmp"):
+        open(os.path.join(folder, "left-here"), "w").write("{marker}")
+    os.makedirs("locked/inner", exist_ok=True)
+    open("locked/inner/file", "w").write("{marker}")
+    os.chmod("locked", 0)
+    subprocess.Popen(["/bin/sh", "-c", "sleep 120", "{marker}"], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+"""
+
+
+def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
+    """Submissions graded one after the other by the same process share a sandbox's warden:
+    whatever the first left behind (files, a process in a session of its own) is gone before
+    the second starts."""
+    marker = f"leftover-{os.getpid()}-{tmp_path.name}"
+    first, second = tmp_path / "class" / "a_leaves", tmp_path / "class" / "b_looks"
+    first.mkdir(parents=True)
+    second.mkdir(parents=True)
+    (first / "attention.py").write_text(paths.SOLUTION.read_text() + LEAVER.format(marker=marker))
+    body = """
+        seen["here"] = sorted(os.listdir("."))
+        seen["tmp"] = sorted(os.listdir("/tmp"))
+        seen["processes"] = []
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    seen["processes"].append(open(f"/proc/{pid}/cmdline").read().replace("\\0", " "))
+                except OSError:
+                    pass
+    """
+    (second / "attention.py").write_text(
+        paths.SOLUTION.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
+    )
+    done = python(
+        "gallery", str(tmp_path / "class"), "--format", "json", "--only", "apply_causal_mask", "--max-examples", "1"
+    )
+    assert done.returncode == 0, done.stderr
+    reports = json.loads(done.stdout)
+    assert reports["a_leaves"]["score"] == reports["a_leaves"]["max_score"]
+    text = next(t["feedback"] for t in reports["b_looks"]["tests"] if "PROBE" in t["feedback"])
+    seen = json.loads(text[text.rindex("PROBE") + 5 : text.rindex("END")])
+    assert seen["here"] == ["attention.py", "worker.py"]
+    assert seen["tmp"] == []
+    assert seen["processes"] and not any(marker in p for p in seen["processes"])

@@ -1,0 +1,408 @@
+"""One submission's time in a sandbox: its worker, its audited calls, its limits.
+
+The trusted side (this module, in the process that holds the checks, the
+reference and the scores) hands the student's file to a sandbox's warden
+(:mod:`grader.sandbox`), which forks a worker for it. Calls go to the worker
+one at a time over a pipe; answers come back in a format that cannot execute
+code (:mod:`grader.worker`). When the student's code calls another graded
+function, the worker asks back and the reference runs here.
+
+Limits: a time limit per call, enforced from outside (the warden SIGKILLs every
+process of the student's); a total time limit per submission; everything the
+student started ended when the submission is done.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import EXERCISES, worker
+from .sandbox import START_TIMEOUT, WARDEN_TIMEOUT, Limits, WardenLost, acquire, release
+from .submission import StudentError, StudentTimeout, read_submission
+from .worker import Channel, LoadProblem, WireError
+
+#: Elements an array may hold, and the longest axis, when a student's function calls a
+#: reference helper: far more than any check uses (T <= 6, D <= 16), far less than a risk.
+HELPER_ELEMENTS = 1 << 16
+HELPER_AXIS = 64
+#: Sandboxes a submission may bring down before its remaining checks are given up.
+MAX_WARDEN_LOSSES = 3
+
+#: The name used in messages while the file is being loaded.
+LOADING = "your file"
+
+#: The kinds of failure a worker may report.
+OUTCOME_KINDS = ("missing", "not_implemented", "raised", "return")
+
+
+def _subject(name: str) -> str:
+    """How messages name what failed: a function, or the file while it loads."""
+    return "Your file" if name == LOADING else f"`{name}`"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class _Deadline(Exception):
+    pass
+
+
+class Sandboxed:
+    """Runs one student's file in a sandbox: a worker for calls, a fresh child per audited call."""
+
+    def __init__(
+        self, path: Path, *, helpers: dict | None, level: str = "namespaces", limits: Limits | None = None
+    ):
+        self.path = Path(path)
+        self.isolation = level
+        self.limits = limits = limits or Limits()
+        self.helpers = helpers or {}
+        self.started = time.monotonic()
+        self._signatures: dict = {}
+        self._problem = ""
+        self._loading = False  # a worker spawned, its answer to "load" not read yet
+        self.stuck: dict[str, str] = {}  # function -> message, once it ran out of time
+        self.alive = False  # a worker is serving this submission
+        self.losses = 0  # sandboxes this submission brought down
+        self.warden = None
+        try:
+            self.raw = read_submission(path)
+        except LoadProblem as err:
+            self._problem = str(err)
+            return
+        self.warden = acquire(level, limits.memory)
+        self._boot = -1  # the warden's boot this submission's source was handed to
+        try:
+            self._spawn()  # the worker loads the file while the checks are being collected
+        except StudentError as err:
+            self._problem = err.message
+
+    @property
+    def problem(self) -> str:
+        self._loaded()
+        return self._problem
+
+    @property
+    def signatures(self) -> dict:
+        self._loaded()
+        return self._signatures
+
+    # -- the warden
+
+    def _lost(self, name: str) -> StudentError:
+        """The sandbox went down while ``name`` ran: say so (and give up after a few)."""
+        self.alive = False
+        self.losses += 1
+        return StudentError(f"{_subject(name)} stopped the sandbox it ran in.", kind="crashed")
+
+    def _ensure_begun(self) -> None:
+        """The warden holds this submission's source (again, if it is a new sandbox)."""
+        if self.losses >= MAX_WARDEN_LOSSES:
+            raise StudentError(
+                f"Your code brought down the grader's sandbox {self.losses} times; "
+                "the remaining checks were not run.",
+                kind="crashed",
+            )
+        if self.warden.proc is None or self.warden.boots != self._boot:
+            source = np.frombuffer(self.raw, dtype=np.uint8)
+            self.warden.post(
+                {
+                    "type": "begin",
+                    "source": source,
+                    "exercises": list(EXERCISES),
+                    "memory": self.limits.memory,
+                }
+            )
+            self._boot = self.warden.boots
+
+    # -- the worker's life
+
+    def _spawn(self) -> None:
+        """Have the warden fork a worker and ask it to load the file; _loaded reads the answer."""
+        try:
+            self._ensure_begun()
+            requests_r, requests_w = os.pipe()
+            replies_r, replies_w = os.pipe()
+            try:
+                self.warden.post({"type": "spawn"}, fds=(requests_r, replies_w))
+            finally:
+                os.close(requests_r)
+                os.close(replies_w)
+        except WardenLost:
+            raise self._lost(LOADING) from None
+        self.requests, self.replies = requests_w, replies_r
+        os.set_blocking(requests_w, False)  # a worker that stops reading cannot hold the grader
+        self.channel = Channel(replies_r, requests_w, wait=self._wait)
+        self.alive = True
+        load = {"type": "load", "exercises": list(EXERCISES), "substitute": bool(self.helpers)}
+        self.load_deadline = time.monotonic() + START_TIMEOUT
+        self._loading = True
+        try:
+            self._send(load, self.load_deadline, name=LOADING)
+        except StudentTimeout:
+            self._loading = False
+            self._problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
+
+    def _loaded(self) -> None:
+        """Read the warden's and the worker's answers to the spawn, once."""
+        if not self._loading:
+            return
+        self._loading = False
+        try:
+            replies = self.warden.collect(self.load_deadline)
+        except WardenLost:
+            self._problem = self._lost(LOADING).message
+            self._end_worker(reset=False)
+            return
+        for reply in replies:
+            if reply.get("problem"):
+                self._problem = f"The grader could not start your code: {reply['problem']}."
+                self._end_worker()
+                return
+        try:
+            reply = self._receive(self.load_deadline, name=LOADING)
+        except StudentError as err:
+            self._problem = err.message
+            return
+        except StudentTimeout:
+            self._problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
+            return
+        signatures = reply.get("signatures")
+        if reply.get("type") == "ready" and isinstance(signatures, dict):
+            self._signatures = signatures
+        else:
+            self._problem = str(reply.get("problem") or "Your file could not be loaded.")[:2000]
+            self._end_worker()
+
+    def _close_pipes(self) -> None:
+        if self.alive:
+            self.alive = False
+            for fd in (self.requests, self.replies):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def _end_worker(self, *, reset: bool = True) -> None:
+        """SIGKILL the worker and everything the student started (the warden does it)."""
+        self._close_pipes()
+        if reset and self.warden is not None:
+            try:
+                self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
+                self.warden.request({"type": "reset", "wipe": False})
+            except WardenLost:
+                pass  # the sandbox is gone, and everything in it
+
+    def close(self) -> None:
+        """The submission is done: nothing it started survives, nothing it wrote stays."""
+        self._close_pipes()
+        if self.warden is None:
+            return
+        try:
+            self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
+            self.warden.request({"type": "reset"})
+        except WardenLost:
+            pass
+        release(self.warden)
+        self.warden = None
+
+    # -- the channel
+
+    def _wait(self, fd: int) -> None:
+        """Block until ``fd`` can be read, or raise _Deadline."""
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise _Deadline()
+
+    def _wait_writable(self, fd: int) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            raise _Deadline()
+
+    def _timeout(self, name: str) -> StudentTimeout:
+        self._end_worker()
+        return StudentTimeout(f"{_subject(name)} did not finish within {self.limits.call_timeout:g} s.")
+
+    def _send(self, message: dict, deadline: float, *, name: str) -> None:
+        self.deadline = deadline
+        try:
+            self.channel.send(message, wait_writable=self._wait_writable)
+        except _Deadline:
+            raise self._timeout(name) from None
+        except OSError:
+            pass  # the worker is gone; receiving says how
+
+    def _receive(self, deadline: float, *, name: str) -> dict:
+        self.deadline = deadline
+        try:
+            message = self.channel.receive()
+        except _Deadline:
+            raise self._timeout(name) from None
+        except EOFError:
+            raise StudentError(self._death(name), kind="crashed") from None
+        except WireError as err:
+            self._end_worker()
+            raise StudentError(
+                f"{_subject(name)} sent back something the grader does not accept: {err}."
+            ) from None
+        if time.monotonic() > deadline:  # an answer that came too late counts as none
+            raise self._timeout(name)
+        return message
+
+    def _death(self, name: str) -> str:
+        """Why the worker is gone, in a student's words."""
+        self._close_pipes()
+        try:
+            self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
+            status = self.warden.request({"type": "status", "wait": 2.0})
+        except WardenLost:
+            return self._lost(name).message
+        self._end_worker()
+        if status.get("alive"):
+            return f"{_subject(name)} closed its connection to the grader."
+        code = status.get("code")
+        if not isinstance(code, int):
+            return f"{_subject(name)} stopped the worker that ran it."
+        signum = -code if code < 0 else 0
+        if signum == signal.SIGKILL:
+            return f"{_subject(name)} was stopped: it probably used more than {self.limits.memory / 2**30:g} GiB of memory."
+        if signum:
+            return f"{_subject(name)} crashed (signal {signum}, {_signal_name(signum)})."
+        return f"{_subject(name)} exited the interpreter (exit code {code})."
+
+    # -- calls
+
+    def _may_call(self, name: str) -> None:
+        if name in self.stuck:
+            raise StudentTimeout(self.stuck[name])
+        if time.monotonic() - self.started > self.limits.total_timeout:
+            raise StudentTimeout(
+                f"Grading of your file was stopped after {self.limits.total_timeout:g} s in total."
+            )
+        self._loaded()
+
+    def call(self, exercise: str, name: str, arguments: dict, replace=None) -> dict:
+        self._may_call(name)
+        if not self.alive:
+            self._spawn()  # replace a worker that was ended or died
+            self._loaded()
+            if self._problem:
+                raise StudentError(self._problem, kind="load")
+        deadline = time.monotonic() + self.limits.call_timeout
+        try:
+            request = {"type": "call", "exercise": exercise, "name": name, "kwargs": arguments}
+            if replace is not None:
+                request["replace"] = tuple(replace)
+            self._send(request, deadline, name=name)
+            while True:
+                reply = self._receive(deadline, name=name)
+                if reply.get("type") == "callback":
+                    self._send(self._help(exercise, reply), deadline, name=name)
+                    continue
+                if reply.get("type") != "outcome":
+                    self._end_worker()
+                    raise StudentError(f"`{name}` broke the conversation with the grader.")
+                return self._checked(name, reply, trusted_mutation=False)
+        except StudentTimeout as stop:
+            self.stuck[name] = stop.message + " (Not tried again on later checks.)"
+            raise
+
+    def audited_call(self, exercise: str, name: str, arguments: dict) -> dict:
+        """A call whose effect on its arguments is observed where the student cannot forge it.
+
+        The warden runs it in a fresh child and ends every process of the
+        student's (this worker too) before it compares the arguments.
+        """
+        self._may_call(name)
+        self._close_pipes()
+        request = {
+            "type": "audit",
+            "exercise": exercise,
+            "name": name,
+            "kwargs": arguments,
+            "load_seconds": START_TIMEOUT,
+            "call_seconds": self.limits.call_timeout,
+        }
+        try:
+            self._ensure_begun()
+            self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
+            reply = self.warden.request(request, START_TIMEOUT + self.limits.call_timeout + WARDEN_TIMEOUT)
+        except WardenLost:
+            raise self._lost(name) from None
+        if reply.get("kind") == "timeout":
+            if reply.get("phase") == "load":
+                raise StudentTimeout(f"Your file did not finish loading within {START_TIMEOUT:g} s.")
+            message = f"`{name}` did not finish within {self.limits.call_timeout:g} s."
+            self.stuck[name] = message + " (Not tried again on later checks.)"
+            raise StudentTimeout(message)
+        return self._checked(name, reply, trusted_mutation=True)
+
+    def _help(self, exercise: str, request: dict) -> dict:
+        """Run the reference for a graded function the student's code called.
+
+        Only plain numbers and small arrays are accepted, so a request cannot make
+        the grader's own process slow or large.
+        """
+        helper = request.get("name")
+        if helper == exercise or helper not in self.helpers:
+            return {"type": "raise", "exc": "RuntimeError", "message": f"{helper} is not available here"}
+        args, kwargs = request.get("args", ()), request.get("kwargs", {})
+        if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+            return {"type": "raise", "exc": "TypeError", "message": "bad arguments"}
+        problem = _helper_arguments_problem(helper, [*args, *kwargs.values()])
+        if problem:
+            return {"type": "raise", "exc": "ValueError", "message": f"{helper}: {problem}"}
+        try:
+            value = self.helpers[helper](*args, **kwargs)
+        except (ValueError, TypeError) as err:
+            return {"type": "raise", "exc": type(err).__name__, "message": str(err)}
+        except Exception as err:  # noqa: BLE001 - bad input from the student's side
+            return {"type": "raise", "exc": "ValueError", "message": f"{helper} failed: {err}"}
+        return {"type": "return", "value": value}
+
+    @staticmethod
+    def _checked(name: str, reply: dict, *, trusted_mutation: bool) -> dict:
+        """An outcome whose every field has the expected type; values only plain numeric arrays.
+
+        Which arguments changed is taken only from the warden, never from the worker
+        that runs the student's code (that one could say anything)."""
+        if reply.get("ok") is True:
+            problem = worker.check_value(name, reply.get("value"))
+            if problem:
+                return {"ok": False, "kind": "return", "message": problem}
+            mutated = reply.get("mutated", ()) if trusted_mutation else ()
+            if not isinstance(mutated, tuple) or not all(isinstance(m, str) for m in mutated):
+                mutated = ()
+            return {"ok": True, "value": reply["value"], "mutated": mutated}
+        kind = reply.get("kind")
+        raised = reply.get("raised", ())
+        message = reply.get("message")
+        return {
+            "ok": False,
+            "kind": kind if kind in OUTCOME_KINDS else "raised",
+            "message": message[:2000] if isinstance(message, str) else f"`{name}` failed.",
+            "raised": tuple(r for r in raised if isinstance(r, str)) if isinstance(raised, tuple) else (),
+        }
+
+
+def _helper_arguments_problem(helper: str, values: list) -> str:
+    """Why these arguments may not reach the reference ('' if they may)."""
+    for value in values:
+        if isinstance(value, np.ndarray):
+            if value.size > HELPER_ELEMENTS or max(value.shape, default=0) > HELPER_AXIS:
+                return f"an array of shape {value.shape} is larger than the checks ever use"
+            if helper == "apply_causal_mask" and (value.ndim < 2 or value.shape[-1] != value.shape[-2]):
+                return "scores must be square in their last two axes"
+        elif not isinstance(value, (bool, int, float)) or (isinstance(value, int) and abs(value) > 1 << 20):
+            return f"an argument of type {type(value).__name__} is not accepted"
+    return ""
