@@ -298,6 +298,17 @@ class Warden:
         self.post(message)
         return self.collect(time.monotonic() + seconds)[-1]
 
+    def reset(self, *, wipe: bool = True) -> None:
+        """End every process of the student's (and their files, with ``wipe``); a sandbox that
+        is already gone needs nothing, and one that does not answer is killed."""
+        if self.proc is None:
+            return
+        try:
+            self.collect(time.monotonic() + WARDEN_TIMEOUT)
+            self.request({"type": "reset", "wipe": wipe})
+        except WardenLost:
+            pass
+
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
@@ -335,12 +346,8 @@ class Warden:
 
     def close(self) -> None:
         """End the sandbox: first politely (the warden ends the student's processes), then for sure."""
-        if self.proc is not None and self.level == "process":
-            try:
-                self.collect(time.monotonic() + 2)
-                self.request({"type": "reset"}, 2)
-            except WardenLost:
-                pass
+        if self.level == "process":
+            self.reset()
         self.kill()
 
 

@@ -34,6 +34,8 @@ HELPER_AXIS = 64
 #: Sandboxes a submission may bring down before its remaining checks are given up.
 MAX_WARDEN_LOSSES = 3
 
+_NOT_AGAIN = " (Not tried again on later checks.)"
+
 #: The name used in messages while the file is being loaded.
 LOADING = "your file"
 
@@ -71,7 +73,7 @@ class Sandboxed:
         self._signatures: dict = {}
         self._problem = ""
         self._loading = False  # a worker spawned, its answer to "load" not read yet
-        self.stuck: dict[str, str] = {}  # function -> message, once it ran out of time
+        self.stuck: dict[str, Exception] = {}  # function -> what to raise: it timed out or broke the sandbox
         self.alive = False  # a worker is serving this submission
         self.losses = 0  # sandboxes this submission brought down
         self.warden = None
@@ -99,11 +101,23 @@ class Sandboxed:
 
     # -- the warden
 
-    def _lost(self, name: str) -> StudentError:
-        """The sandbox went down while ``name`` ran: say so (and give up after a few)."""
+    def _lost(self, name: str) -> str:
+        """The sandbox went down while ``name`` ran: why, in words; ``name`` is not called again."""
         self.alive = False
         self.losses += 1
-        return StudentError(f"{_subject(name)} stopped the sandbox it ran in.", kind="crashed")
+        message = f"{_subject(name)} stopped the sandbox it ran in."
+        if name != LOADING:
+            self.stuck[name] = StudentError(message + _NOT_AGAIN, kind="crashed")
+        return message
+
+    def _raise_stuck(self, name: str) -> None:
+        """Fail a call of a function that timed out or broke the sandbox before.
+
+        Always from this line, so that Hypothesis, replaying an example, sees the same failure."""
+        stuck = self.stuck[name]
+        if isinstance(stuck, StudentTimeout):
+            raise StudentTimeout(stuck.message)
+        raise StudentError(stuck.message, kind=stuck.kind)
 
     def _ensure_begun(self) -> None:
         """The warden holds this submission's source (again, if it is a new sandbox)."""
@@ -139,7 +153,7 @@ class Sandboxed:
                 os.close(requests_r)
                 os.close(replies_w)
         except WardenLost:
-            raise self._lost(LOADING) from None
+            raise StudentError(self._lost(LOADING), kind="crashed") from None
         self.requests, self.replies = requests_w, replies_r
         os.set_blocking(requests_w, False)  # a worker that stops reading cannot hold the grader
         self.channel = Channel(replies_r, requests_w, wait=self._wait)
@@ -161,7 +175,7 @@ class Sandboxed:
         try:
             replies = self.warden.collect(self.load_deadline)
         except WardenLost:
-            self._problem = self._lost(LOADING).message
+            self._problem = self._lost(LOADING)
             self._end_worker(reset=False)
             return
         for reply in replies:
@@ -197,24 +211,15 @@ class Sandboxed:
         """SIGKILL the worker and everything the student started (the warden does it)."""
         self._close_pipes()
         if reset and self.warden is not None:
-            try:
-                self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
-                self.warden.request({"type": "reset", "wipe": False})
-            except WardenLost:
-                pass  # the sandbox is gone, and everything in it
+            self.warden.reset(wipe=False)
 
     def close(self) -> None:
         """The submission is done: nothing it started survives, nothing it wrote stays."""
         self._close_pipes()
-        if self.warden is None:
-            return
-        try:
-            self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
-            self.warden.request({"type": "reset"})
-        except WardenLost:
-            pass
-        release(self.warden)
-        self.warden = None
+        if self.warden is not None:
+            self.warden.reset()
+            release(self.warden)
+            self.warden = None
 
     # -- the channel
 
@@ -249,12 +254,18 @@ class Sandboxed:
         except _Deadline:
             raise self._timeout(name) from None
         except EOFError:
-            raise StudentError(self._death(name), kind="crashed") from None
+            message = None  # handled below: an error raised here would carry this one as context
+
         except WireError as err:
             self._end_worker()
             raise StudentError(
                 f"{_subject(name)} sent back something the grader does not accept: {err}."
             ) from None
+        if message is None:
+            why = self._death(name)
+            if name in self.stuck:
+                self._raise_stuck(name)
+            raise StudentError(why, kind="crashed")
         if time.monotonic() > deadline:  # an answer that came too late counts as none
             raise self._timeout(name)
         return message
@@ -266,7 +277,7 @@ class Sandboxed:
             self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
             status = self.warden.request({"type": "status", "wait": 2.0})
         except WardenLost:
-            return self._lost(name).message
+            return self._lost(name)
         self._end_worker()
         if status.get("alive"):
             return f"{_subject(name)} closed its connection to the grader."
@@ -284,7 +295,7 @@ class Sandboxed:
 
     def _may_call(self, name: str) -> None:
         if name in self.stuck:
-            raise StudentTimeout(self.stuck[name])
+            self._raise_stuck(name)
         if time.monotonic() - self.started > self.limits.total_timeout:
             raise StudentTimeout(
                 f"Grading of your file was stopped after {self.limits.total_timeout:g} s in total."
@@ -314,7 +325,7 @@ class Sandboxed:
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
                 return self._checked(name, reply, trusted_mutation=False)
         except StudentTimeout as stop:
-            self.stuck[name] = stop.message + " (Not tried again on later checks.)"
+            self.stuck[name] = StudentTimeout(stop.message + _NOT_AGAIN)
             raise
 
     def audited_call(self, exercise: str, name: str, arguments: dict) -> dict:
@@ -338,12 +349,15 @@ class Sandboxed:
             self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
             reply = self.warden.request(request, START_TIMEOUT + self.limits.call_timeout + WARDEN_TIMEOUT)
         except WardenLost:
-            raise self._lost(name) from None
+            reply = None
+        if reply is None:
+            self._lost(name)
+            self._raise_stuck(name)
         if reply.get("kind") == "timeout":
             if reply.get("phase") == "load":
                 raise StudentTimeout(f"Your file did not finish loading within {START_TIMEOUT:g} s.")
             message = f"`{name}` did not finish within {self.limits.call_timeout:g} s."
-            self.stuck[name] = message + " (Not tried again on later checks.)"
+            self.stuck[name] = StudentTimeout(message + _NOT_AGAIN)
             raise StudentTimeout(message)
         return self._checked(name, reply, trusted_mutation=True)
 

@@ -735,22 +735,26 @@ class Warden:
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        shutil.rmtree(entry.path, onerror=_force)
+                        _remove_tree(entry.path)
                     else:
                         os.unlink(entry.path)
                 except OSError:
                     pass
 
 
-def _force(function, path, _excinfo) -> None:
-    """rmtree's second try: make the folder writable (a student may have locked it)."""
+def _remove_tree(top: str) -> None:
+    """Remove a folder the student may have locked (chmod 0): open each level up first."""
     try:
-        os.chmod(os.path.dirname(path), 0o700)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-        function(path)
+        os.chmod(top, 0o700)
     except OSError:
         pass
+    for root, dirs, _ in os.walk(top):  # top-down: a folder is opened before it is entered
+        for name in dirs:
+            try:
+                os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
+            except (OSError, NotImplementedError):
+                pass
+    shutil.rmtree(top, ignore_errors=True)
 
 
 def _children_of(pid: int) -> list[int]:

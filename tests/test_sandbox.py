@@ -175,22 +175,30 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
     first.mkdir(parents=True)
     second.mkdir(parents=True)
     (first / "attention.py").write_text(paths.SOLUTION.read_text() + LEAVER.format(marker=marker))
-    body = """
+    body = f"""
         seen["here"] = sorted(os.listdir("."))
         seen["tmp"] = sorted(os.listdir("/tmp"))
-        seen["processes"] = []
+        seen["processes"], seen["marked"] = 0, 0
         for pid in os.listdir("/proc"):
             if pid.isdigit():
                 try:
-                    seen["processes"].append(open(f"/proc/{pid}/cmdline").read().replace("\\0", " "))
+                    seen["marked"] += {marker!r} in open(f"/proc/{{pid}}/cmdline").read()
+                    seen["processes"] += 1
                 except OSError:
                     pass
-    """
+    """  # the message quoted back is short: counts, not the processes themselves
     (second / "attention.py").write_text(
         paths.SOLUTION.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
     )
     done = python(
-        "gallery", str(tmp_path / "class"), "--format", "json", "--only", "apply_causal_mask", "--max-examples", "1"
+        "gallery",
+        str(tmp_path / "class"),
+        "--format",
+        "json",
+        "--only",
+        "apply_causal_mask",
+        "--max-examples",
+        "1",
     )
     assert done.returncode == 0, done.stderr
     reports = json.loads(done.stdout)
@@ -199,4 +207,4 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
     seen = json.loads(text[text.rindex("PROBE") + 5 : text.rindex("END")])
     assert seen["here"] == ["attention.py", "worker.py"]
     assert seen["tmp"] == []
-    assert seen["processes"] and not any(marker in p for p in seen["processes"])
+    assert seen["processes"] >= 2 and seen["marked"] == 0  # the probe sees itself and the warden
