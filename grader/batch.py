@@ -14,6 +14,7 @@ what is missing or has changed since.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -111,11 +112,20 @@ def _safe(student: str) -> str:
     return clean
 
 
+def _cores() -> list[int]:
+    """The cores this process may use ([] where the system cannot pin processes to cores)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return []
+
+
 class _Grader:
     """A long-lived ``grade-stream`` process: Python and pytest start once, not per submission."""
 
-    def __init__(self, options: list[str]):
+    def __init__(self, options: list[str], cpu: int | None = None):
         self.options = options
+        self.cpu = cpu  # the one core this process, its sandbox and everything in it run on
         self.proc: subprocess.Popen | None = None
         self.buffer = b""
 
@@ -128,6 +138,9 @@ class _Grader:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 cwd=paths.ROOT,
+                preexec_fn=None
+                if self.cpu is None
+                else functools.partial(os.sched_setaffinity, 0, {self.cpu}),
             )
             self.buffer = b""
         running[entry.student] = self.proc
@@ -240,8 +253,9 @@ def main(
     running: dict[str, subprocess.Popen] = {}
     interrupted = False
     graders: queue.Queue[_Grader] = queue.Queue()
-    for _ in range(jobs):
-        graders.put(_Grader(options))
+    cores = _cores()
+    for job in range(jobs):
+        graders.put(_Grader(options, cores[job % len(cores)] if len(cores) > 1 else None))
 
     def grade(entry: Entry):
         grader = graders.get()

@@ -175,17 +175,17 @@ class Channel:
         self.fd_in, self.fd_out = fd_in, fd_out
         self.wait = wait  # blocks until fd_in is readable; may raise to give up
         self.buffer = bytearray()
-        os.set_blocking(fd_in, False)
+        os.set_blocking(fd_in, wait is None)  # with a hook, reads never block past it
 
     def _fill(self) -> None:
         while True:
+            if self.wait is not None:
+                self.wait(self.fd_in)
             try:
                 chunk = os.read(self.fd_in, 1 << 16)
                 break
             except BlockingIOError:
-                if self.wait is not None:
-                    self.wait(self.fd_in)
-                else:
+                if self.wait is None:
                     select.select([self.fd_in], [], [])
         if not chunk:
             raise EOFError("the other side closed the channel")
@@ -251,6 +251,14 @@ def compile_source(raw: bytes, filename: str):
 MEMORY_LIMIT = [0]
 
 
+def _compiled(raw: bytes, filename: str):
+    """compile_source's result, or the LoadProblem it raised."""
+    try:
+        return compile_source(raw, filename)
+    except LoadProblem as err:
+        return err
+
+
 def describe_exception(err: BaseException, text: str, filename: str) -> str:
     """'raised IndexError at line 12: `...` (tuple index out of range)'."""
     if isinstance(err, MemoryError):
@@ -300,12 +308,17 @@ class Program:
     With no helper, the student's own functions stay.
     """
 
-    def __init__(self, raw: bytes, filename: str, exercises, helper, *, passthrough=()):
+    def __init__(self, raw: bytes, filename: str, exercises, helper, *, passthrough=(), compiled=None):
+        """``compiled``: what :func:`compile_source` gave for ``raw`` (or raised), if known."""
         self.filename = filename
         self.exercises = tuple(exercises)
         self.helper = helper
         self.passthrough = (KeyboardInterrupt, *passthrough)
-        self.text, self.code = compile_source(raw, filename)
+        if compiled is None:
+            compiled = _compiled(raw, filename)
+        if isinstance(compiled, LoadProblem):
+            raise compiled
+        self.text, self.code = compiled
         self.namespaces: dict[str, dict] = {}
 
     def execute(self) -> dict:
@@ -412,7 +425,7 @@ class _Output:
         pass
 
 
-def serve(channel: Channel, raw: bytes, filename: str) -> None:
+def serve(channel: Channel, raw: bytes, filename: str, compiled=None) -> None:
     """Answer the trusted side's calls on ``channel`` until it closes it."""
 
     def helper(name):
@@ -430,7 +443,8 @@ def serve(channel: Channel, raw: bytes, filename: str) -> None:
 
     request = channel.receive()  # {"type": "load", "exercises": [...], "substitute": bool}
     try:
-        program = Program(raw, filename, request["exercises"], helper if request.get("substitute") else None)
+        helping = helper if request.get("substitute") else None
+        program = Program(raw, filename, request["exercises"], helping, compiled=compiled)
         channel.send({"type": "ready", "signatures": program.signatures()})
     except LoadProblem as err:
         channel.send({"type": "load_failed", "problem": str(err)})
@@ -514,6 +528,7 @@ class Warden:
         self.scope = scope
         self.workdir = workdir
         self.raw, self.filename, self.exercises = b"", os.path.join(workdir, "attention.py"), ()
+        self.compiled = None
         self.worker: int | None = None
         self.children: set[int] = set()
 
@@ -542,6 +557,7 @@ class Warden:
         self.end_all()
         self.wipe()
         self.raw = request["source"].tobytes()
+        self.compiled = _compiled(self.raw, self.filename)  # compiling runs nothing of the file
         self.exercises = tuple(request["exercises"])
         MEMORY_LIMIT[0] = int(request.get("memory", 0))
         try:
@@ -568,7 +584,7 @@ class Warden:
             try:
                 self._become_child(fds)
                 sys.argv = ["worker", str(fds[0]), str(fds[1]), self.filename]
-                serve(Channel(fds[0], fds[1]), self.raw, self.filename)
+                serve(Channel(fds[0], fds[1]), self.raw, self.filename, self.compiled)
             finally:
                 os._exit(0)
         for fd in fds:
@@ -647,7 +663,7 @@ class Warden:
         if pid == 0:
             try:
                 self._become_child([down_r, up_w])
-                _audit_child(self.raw, self.filename, self.exercises, arena, Channel(down_r, up_w))
+                _audit_child(self, arena, Channel(down_r, up_w))
             finally:
                 os._exit(0)
         self.children.add(pid)
@@ -766,10 +782,10 @@ def _children_of(pid: int) -> list[int]:
         return []
 
 
-def _audit_child(raw: bytes, filename: str, exercises, arena, link: Channel) -> None:
+def _audit_child(warden: Warden, arena, link: Channel) -> None:
     """An audited call's process: load the file, wait for "go", call on the shared arrays."""
     try:
-        program = Program(raw, filename, exercises, None)
+        program = Program(warden.raw, warden.filename, warden.exercises, None, compiled=warden.compiled)
         program.namespace("")  # load now: loading is not the call's time
         link.send({"type": "loaded"})
     except LoadProblem as err:
