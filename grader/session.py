@@ -389,15 +389,18 @@ class Sandboxed:
         """An outcome whose every field has the expected type; values only plain numeric arrays.
 
         Which arguments changed is taken only from the warden, never from the worker
-        that runs the student's code (that one could say anything)."""
+        that runs the student's code (that one could say anything). An audited call
+        returns no value: its checks look only at what it did to its arguments."""
         if reply.get("ok") is True:
+            if trusted_mutation:  # an audited call: the verdict on the value came with it, not the value
+                mutated = reply.get("mutated", ())
+                if not isinstance(mutated, tuple) or not all(isinstance(m, str) for m in mutated):
+                    mutated = ()
+                return {"ok": True, "value": None, "mutated": mutated}
             problem = worker.check_value(name, reply.get("value"))
             if problem:
                 return {"ok": False, "kind": "return", "message": problem}
-            mutated = reply.get("mutated", ()) if trusted_mutation else ()
-            if not isinstance(mutated, tuple) or not all(isinstance(m, str) for m in mutated):
-                mutated = ()
-            return {"ok": True, "value": reply["value"], "mutated": mutated}
+            return {"ok": True, "value": reply["value"], "mutated": ()}
         kind = reply.get("kind")
         raised = reply.get("raised", ())
         message = reply.get("message")

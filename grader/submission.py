@@ -120,9 +120,10 @@ class StudentView:
         """Call the student's ``name`` on the arguments; return a checked copy of the result."""
         return self._invoke(name, args, kwargs, audit=False)
 
-    def audited(self, name: str, *args, **kwargs):
-        """Like :meth:`call`, and learn for sure which array arguments the call changed
-        (in :attr:`mutated`): the student's code runs where it cannot hide that."""
+    def audited(self, name: str, *args, **kwargs) -> None:
+        """Call ``name`` only to learn for sure which array arguments it changed (in
+        :attr:`mutated`): the student's code runs where it cannot hide that. The value it
+        returns is checked (a plain array) but not given back."""
         return self._invoke(name, args, kwargs, audit=True)
 
     def _invoke(self, name: str, args: tuple, kwargs: dict, *, audit: bool):
@@ -238,7 +239,7 @@ class InProcess:
         except _Alarm:
             raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
         if outcome["ok"]:
-            outcome["value"] = _copy(outcome["value"])
+            outcome["value"] = None  # as in a sandbox: an audited call tells only what it changed
         outcome["mutated"] = [k for k, raw in before.items() if given[k].tobytes() != raw]
         return outcome
 
