@@ -828,6 +828,56 @@ def _audit_child(warden: Warden, arena, link: Channel, answer: int) -> None:
     os.write(answer, encode(outcome))
 
 
+#: Per machine: the audit architecture seccomp reports, and the system calls refused in a
+#: sandbox. Each reaches memory that no resource limit counts (SysV shared memory, message
+#: queues and semaphores outlive their processes; memfd files hold pages no address-space
+#: limit sees), or does work behind the process's back (io_uring).
+_REFUSED = {
+    "x86_64": (0xC000003E, {"shmget": 29, "semget": 64, "msgget": 68, "memfd_create": 319}),
+    "aarch64": (0xC00000B7, {"shmget": 194, "semget": 190, "msgget": 186, "memfd_create": 279}),
+}
+_REFUSED_EVERYWHERE = {"io_uring_setup": 425, "memfd_secret": 447}
+
+
+def refuse_system_calls() -> bool:
+    """Install a seccomp filter (inherited by every child) under which the calls in _REFUSED
+    fail with EPERM, as do all calls of another architecture's ABI. False where it cannot be."""
+    import ctypes
+    import platform
+
+    known = _REFUSED.get(platform.machine())
+    if known is None or not sys.platform.startswith("linux"):
+        return False
+    arch, numbers = known
+    refused = sorted({*numbers.values(), *_REFUSED_EVERYWHERE.values()})
+    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    checks = [(jge, 0x40000000)] if arch == 0xC000003E else []  # the x32 ABI's numbers
+    checks += [(jeq, n) for n in refused]
+    program = [(load, 0, 0, 4), (jeq, 0, len(checks) + 2, arch), (load, 0, 0, 0)]
+    for i, (op, number) in enumerate(checks):
+        program.append((op, len(checks) - i, 0, number))  # a match jumps to "deny"
+    program += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
+
+    class Filter(ctypes.Structure):
+        _fields_ = [
+            ("code", ctypes.c_ushort),
+            ("jt", ctypes.c_ubyte),
+            ("jf", ctypes.c_ubyte),
+            ("k", ctypes.c_uint),
+        ]
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*[Filter(*instruction) for instruction in program])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS: required to install a filter
+        return False
+    fprog = Fprog(len(program), filters)
+    return libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+
+
 def _prctl(option: int, value: int) -> None:
     try:
         import ctypes
@@ -850,6 +900,10 @@ def _isolate_output() -> None:
 if __name__ == "__main__":
     _prctl(4, 0)  # PR_SET_DUMPABLE 0: children of the same user cannot attach to it or read its memory
     _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of the student's come back here to be ended
+    try:
+        refuse_system_calls()
+    except (OSError, AttributeError, ValueError):
+        pass  # no seccomp here: the other limits still hold
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file past the size cap fails to write, not kills
     _isolate_output()
     Warden(int(sys.argv[1]), sys.argv[2], sys.argv[3]).run()

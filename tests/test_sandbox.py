@@ -152,6 +152,32 @@ def test_no_network_and_a_minimal_environment(tmp_path):
     assert seen["pid"] < 10  # a PID namespace of its own
 
 
+def test_memory_no_limit_counts_is_out_of_reach(tmp_path):
+    """SysV shared memory, message queues and semaphores (they outlive their processes), memfd
+    files (pages no address-space limit sees) and io_uring are refused."""
+    seen = observe(
+        tmp_path,
+        """
+        import ctypes, errno
+        libc = ctypes.CDLL(None, use_errno=True)
+        def refused(result):
+            return result == -1 and ctypes.get_errno() == errno.EPERM
+        seen["shm"] = refused(libc.shmget(0, 1 << 20, 0o1600))
+        seen["msg"] = refused(libc.msgget(0, 0o1600))
+        seen["sem"] = refused(libc.semget(0, 1, 0o1600))
+        try:
+            os.memfd_create("x")
+            seen["memfd"] = False
+        except OSError as err:
+            seen["memfd"] = err.errno == errno.EPERM
+        params = ctypes.create_string_buffer(120)
+        seen["io_uring"] = refused(libc.syscall(425, 1, params))
+        seen["no_new_privs"] = open("/proc/self/status").read().split("NoNewPrivs:")[1].split()[0]
+    """,
+    )
+    assert seen == {"shm": True, "msg": True, "sem": True, "memfd": True, "io_uring": True, "no_new_privs": "1"}
+
+
 LEAVER = """
 import os, subprocess
 
