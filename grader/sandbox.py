@@ -90,7 +90,6 @@ def best_level() -> str:
     """The strongest isolation this machine offers."""
     if sys.platform.startswith("linux") and shutil.which("bwrap"):
         with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
-            (Path(tmp) / "worker.py").write_text("")
             probe = subprocess.run(
                 _bwrap_prefix(Path(tmp)) + ["/bin/true"], capture_output=True, timeout=30, check=False
             )
@@ -112,8 +111,13 @@ def _ancestors(path: Path) -> list[Path]:
     return [p for p in reversed(path.parents) if str(p) != "/"]
 
 
-def _bwrap_prefix(workdir: Path) -> list[str]:
-    """bubblewrap options: read-only system and Python, a writable work folder, nothing else."""
+#: Where the sandbox sees the warden's and the worker's code (read-only), and its work folder.
+CODE, WORK = "/grader", "/sandbox"
+
+
+def _bwrap_prefix(code: Path) -> list[str]:
+    """bubblewrap options: read-only system, Python and ``code``, writable work folder and /tmp
+    in memory, nothing else."""
     python = Path(os.path.realpath(sys.executable))
     prefix = Path(sys.base_prefix).resolve()
     numpy_dir = Path(np.__file__).resolve().parent
@@ -149,9 +153,9 @@ def _bwrap_prefix(workdir: Path) -> list[str]:
                     args += ["--perms", "0755", "--dir", str(parent)]
                     made.add(parent)
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--perms", "0777", "--size", size, "--tmpfs", "/sandbox"]
-    args += ["--ro-bind", str(workdir / "worker.py"), "/sandbox/worker.py"]
-    args += ["--chdir", "/sandbox", "--proc", "/proc", "--dev", "/dev"]
+    args += ["--perms", "0777", "--size", size, "--tmpfs", WORK]
+    args += ["--ro-bind", str(code), CODE]
+    args += ["--chdir", WORK, "--proc", "/proc", "--dev", "/dev"]
     return args
 
 
@@ -210,27 +214,31 @@ class Warden:
             raise ValueError(f"unknown isolation level {level!r}")
         self.level, self.memory = level, memory
         self.proc: subprocess.Popen | None = None
-        self.workdir: Path | None = None
+        self.folder: Path | None = None  # on the host: code/ (the sandbox's code) and work/
         self.pending = 0  # replies owed for posted requests
         self.boots = 0  # sandboxes started so far: a session notices when its warden is new
         self.busy = False
 
-    @property
-    def inside(self) -> str:
-        """The work folder as the sandbox sees it."""
-        return "/sandbox" if self.level == "namespaces" else str(self.workdir)
-
     def _launch(self) -> None:
-        self.workdir = Path(tempfile.mkdtemp(prefix="grader-"))
-        shutil.copyfile(worker.__file__, self.workdir / "worker.py")
-        os.chmod(self.workdir, 0o755)
+        self.folder = Path(tempfile.mkdtemp(prefix="grader-"))
+        code, work = self.folder / "code", self.folder / "work"
+        code.mkdir()
+        work.mkdir()
+        for name in ("worker.py", "warden.py"):  # the warden is never imported on this side
+            shutil.copyfile(Path(worker.__file__).with_name(name), code / name)
+        for path in (code, self.folder):
+            os.chmod(path, 0o755)
+        if self.level == "namespaces":
+            inside_code, inside_work = CODE, WORK
+        else:
+            inside_code, inside_work = str(code), str(work)
         ours, theirs = socket.socketpair()
         site = str(Path(np.__file__).resolve().parent.parent)
         scope = "namespace" if self.level == "namespaces" else "process"
         bootstrap = (
-            f"import sys; sys.path.insert(0, {site!r}); "
-            f"sys.argv = ['warden', '{theirs.fileno()}', '{scope}', {self.inside!r}]; "
-            f"import runpy; runpy.run_path({self.inside + '/worker.py'!r}, run_name='__main__')"
+            f"import sys; sys.path[:0] = [{inside_code!r}, {site!r}]; "
+            f"sys.argv = ['warden', '{theirs.fileno()}', '{scope}', {inside_work!r}]; "
+            f"import runpy; runpy.run_path({inside_code + '/warden.py'!r}, run_name='__main__')"
         )
         command = [os.path.realpath(sys.executable), "-I", "-S", "-c", bootstrap]
         if self.level == "namespaces":
@@ -239,15 +247,15 @@ class Warden:
                 uid = worker_uid()
                 drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
                 drop += ["--bounding-set=-all", "--inh-caps=-all"]
-            command = _bwrap_prefix(self.workdir) + ["--"] + drop + command
+            command = _bwrap_prefix(code) + ["--"] + drop + command
         try:
             self.proc = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                cwd=self.workdir,
-                env=_environment(self.inside),
+                cwd=work,
+                env=_environment(inside_work),
                 pass_fds=(theirs.fileno(),),
                 start_new_session=True,
                 preexec_fn=_limit(self.memory),
@@ -339,9 +347,9 @@ class Warden:
             self.proc.wait()
             self.proc = None
             self.sock.close()
-        if self.workdir is not None:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir = None
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
         self.pending = 0
 
     def close(self) -> None:

