@@ -77,6 +77,10 @@ def find_file(path: Path) -> Path:
     return path
 
 
+#: Largest submission accepted, in bytes: far above any honest answer, far below a risk.
+MAX_SOURCE = 4 << 20
+
+
 def read_submission(path: Path) -> bytes:
     """The Python source of a submission: the file, or the code of a notebook's solution cells."""
     path = Path(path)
@@ -87,6 +91,12 @@ def read_submission(path: Path) -> bytes:
             return notebook_source(path)
         except NotebookError as err:
             raise LoadProblem(str(err)) from None
+    size = path.stat().st_size
+    if size > MAX_SOURCE:
+        raise LoadProblem(
+            f"Your file holds {size / 2**20:.1f} MiB; a submission may hold at most "
+            f"{MAX_SOURCE >> 20} MiB of Python (the exercises need a few KiB). Hand in only your code."
+        )
     return path.read_bytes()
 
 
@@ -210,7 +220,7 @@ class InProcess:
         try:
             helper = helpers.__getitem__ if helpers else None
             self.program = Program(
-                Path(path).read_bytes(), str(path), EXERCISES, helper, passthrough=(_Alarm,)
+                read_submission(path), str(path), EXERCISES, helper, passthrough=(_Alarm,)
             )
             with time_limit(call_timeout):
                 self.signatures = self.program.signatures()

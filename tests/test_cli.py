@@ -63,6 +63,26 @@ def test_missing_paths_get_one_line_and_no_traceback(tmp_path):
         assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_an_enormous_file_is_refused_with_its_size(tmp_path):
+    """A file of megabytes (pasted data, a log) is not read in, compiled or run: score 0, and
+    the problem says how large it is and what is allowed."""
+    (tmp_path / "attention.py").write_text(paths.SOLUTION.read_text() + "# padding\n" * 500_000)
+    for command in ("grade", "check"):
+        done = (
+            python(command, str(tmp_path), "--format", "json")
+            if command == "grade"
+            else python(command, str(tmp_path))
+        )
+        assert "Traceback" not in done.stderr
+        if command == "grade":
+            report = json.loads(done.stdout)
+            assert report["score"] == 0
+            assert "MiB" in report["problem"] and "at most 4 MiB" in report["problem"]
+        else:
+            assert done.returncode == 1
+            assert "at most 4 MiB" in done.stdout
+
+
 def test_check_passes_on_the_reference_and_explains_the_stubs():
     done = python("check", str(paths.SOLUTION))
     assert done.returncode == 0, done.stdout
