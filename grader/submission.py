@@ -219,9 +219,7 @@ class InProcess:
         self.signatures: dict = {}
         try:
             helper = helpers.__getitem__ if helpers else None
-            self.program = Program(
-                read_submission(path), str(path), EXERCISES, helper, passthrough=(_Alarm,)
-            )
+            self.program = Program(read_submission(path), str(path), EXERCISES, helper, passthrough=(_Alarm,))
             with time_limit(call_timeout):
                 self.signatures = self.program.signatures()
         except _Alarm:

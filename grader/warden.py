@@ -120,6 +120,11 @@ class Warden:
         self.compiled = None
         self.worker: int | None = None
         self.children: set[int] = set()
+        # what the sandbox was built with (in /tmp: the folders on the way to a Python or
+        # numpy that lives below /tmp, with their read-only contents): never wiped
+        self.built_in = {(workdir, e) for e in os.listdir(workdir)}
+        if scope == "namespace":
+            self.built_in |= {("/tmp", e) for e in os.listdir("/tmp")}
 
     def run(self) -> None:
         handlers = {
@@ -340,6 +345,8 @@ class Warden:
             except OSError:
                 continue
             for entry in entries:
+                if (folder, entry.name) in self.built_in:
+                    continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         _remove_tree(entry.path)
