@@ -14,7 +14,6 @@ what is missing or has changed since.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -138,10 +137,12 @@ class _Grader:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 cwd=paths.ROOT,
-                preexec_fn=None
-                if self.cpu is None
-                else functools.partial(os.sched_setaffinity, 0, {self.cpu}),
             )
+            if self.cpu is not None:  # before it has a submission, hence a sandbox (which inherits it)
+                try:
+                    os.sched_setaffinity(self.proc.pid, {self.cpu})
+                except OSError:
+                    pass
             self.buffer = b""
         running[entry.student] = self.proc
         try:

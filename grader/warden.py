@@ -419,10 +419,13 @@ def _audit_child(warden: Warden, arena, link: Channel, answer: int) -> None:
 #: Per machine: the audit architecture seccomp reports, and the system calls refused in a
 #: sandbox. Each reaches memory that no resource limit counts (SysV shared memory, message
 #: queues and semaphores outlive their processes; memfd files hold pages no address-space
-#: limit sees), or does work behind the process's back (io_uring).
+#: limit sees), or does work behind the process's back (io_uring, Linux AIO).
 _REFUSED = {
-    "x86_64": (0xC000003E, {"shmget": 29, "semget": 64, "msgget": 68, "memfd_create": 319}),
-    "aarch64": (0xC00000B7, {"shmget": 194, "semget": 190, "msgget": 186, "memfd_create": 279}),
+    "x86_64": (0xC000003E, {"shmget": 29, "semget": 64, "msgget": 68, "memfd_create": 319, "io_setup": 206}),
+    "aarch64": (
+        0xC00000B7,
+        {"shmget": 194, "semget": 190, "msgget": 186, "memfd_create": 279, "io_setup": 0},
+    ),
 }
 _REFUSED_EVERYWHERE = {"io_uring_setup": 425, "memfd_secret": 447}
 

@@ -155,7 +155,7 @@ def test_no_network_and_a_minimal_environment(tmp_path):
 
 def test_memory_no_limit_counts_is_out_of_reach(tmp_path):
     """SysV shared memory, message queues and semaphores (they outlive their processes), memfd
-    files (pages no address-space limit sees) and io_uring are refused."""
+    files (pages no address-space limit sees), io_uring and Linux AIO are refused."""
     seen = observe(
         tmp_path,
         """
@@ -173,6 +173,10 @@ def test_memory_no_limit_counts_is_out_of_reach(tmp_path):
             seen["memfd"] = err.errno == errno.EPERM
         params = ctypes.create_string_buffer(120)
         seen["io_uring"] = refused(libc.syscall(425, 1, params))
+        import platform
+        context = ctypes.c_ulong(0)
+        io_setup = {"x86_64": 206, "aarch64": 0}.get(platform.machine())
+        seen["aio"] = io_setup is None or refused(libc.syscall(io_setup, 1, ctypes.byref(context)))
         seen["no_new_privs"] = open("/proc/self/status").read().split("NoNewPrivs:")[1].split()[0]
     """,
     )
