@@ -186,6 +186,7 @@ def test_memory_no_limit_counts_is_out_of_reach(tmp_path):
         "sem": True,
         "memfd": True,
         "io_uring": True,
+        "aio": True,
         "no_new_privs": "1",
     }
 
