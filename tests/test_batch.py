@@ -128,6 +128,9 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         command,
         cwd=paths.ROOT,
         start_new_session=True,
+        # as from a terminal: a shell's background job (a CI script run with &) ignores Ctrl-C,
+        # and a Python started that way would too
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
