@@ -201,6 +201,11 @@ class WardenLost(Exception):
     """The warden stopped answering (it was killed, or it took too long); it is gone now."""
 
 
+class WardenFault(RuntimeError):
+    """The warden failed to carry out a request: a bug of the grader's, not the student's.
+    The sandbox is ended; the next request starts a new one."""
+
+
 class Warden:
     """The trusted side's hold on one sandbox and the warden inside it.
 
@@ -299,6 +304,10 @@ class Warden:
         except (_Deadline, EOFError, WireError, OSError) as err:
             self.kill()
             raise WardenLost(type(err).__name__) from None
+        faults = [r for r in replies if r.get("type") == "fault"]
+        if faults:
+            self.kill()
+            raise WardenFault(f"the sandbox's warden failed: {faults[0].get('message')}")
         return replies
 
     def request(self, message: dict, seconds: float = WARDEN_TIMEOUT) -> dict:
@@ -314,8 +323,8 @@ class Warden:
         try:
             self.collect(time.monotonic() + WARDEN_TIMEOUT)
             self.request({"type": "reset", "wipe": wipe})
-        except WardenLost:
-            pass
+        except (WardenLost, WardenFault):
+            self.kill()  # whatever it held goes with it
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)

@@ -141,7 +141,10 @@ class Warden:
                 self.end_all()
                 return
             handler = handlers.get(request.get("type"))
-            reply = handler(request) if handler else {"type": "error", "message": "unknown request"}
+            try:
+                reply = handler(request) if handler else {"type": "fault", "message": "unknown request"}
+            except Exception as err:  # noqa: BLE001 - a bug of the grader's: say so, never blame the student
+                reply = {"type": "fault", "message": f"{type(err).__name__}: {err}"[:500]}
             self.channel.send(reply)
 
     # -- requests

@@ -80,3 +80,19 @@ if not hasattr(builtins, "_started_once"):
         time.sleep(0.1)
     assert live_processes(marker=marker) == []
     assert list(work.iterdir()) == []
+
+
+def test_a_failure_of_the_warden_is_the_graders_not_the_students():
+    """A request the warden cannot carry out comes back as a WardenFault (reported as a grader
+    bug), never as something the student's code did; the sandbox is replaced."""
+    from grader.sandbox import Warden, WardenFault
+
+    warden = Warden("process", 2 << 30)
+    try:
+        with pytest.raises(WardenFault, match="KeyError"):
+            warden.request({"type": "audit"})  # a request without its fields
+        assert warden.proc is None
+        assert warden.request({"type": "reset"})["type"] == "clean"
+        assert warden.boots == 2
+    finally:
+        warden.close()
