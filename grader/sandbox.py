@@ -197,6 +197,28 @@ def _limit(memory: int):
     return apply
 
 
+class Deadline(Exception):
+    """A channel could not be read or written before its deadline."""
+
+
+class Deadlined:
+    """A ``deadline`` (on time.monotonic's clock) and the Channel hooks that wait until it."""
+
+    deadline = 0.0
+
+    def _wait(self, fd: int) -> None:
+        """Block until ``fd`` can be read, or raise Deadline."""
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise Deadline()
+
+    def _wait_writable(self, fd: int) -> None:
+        """Block until ``fd`` can be written, or raise Deadline."""
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            raise Deadline()
+
+
 class WardenLost(Exception):
     """The warden stopped answering (it was killed, or it took too long); it is gone now."""
 
@@ -206,7 +228,7 @@ class WardenFault(RuntimeError):
     The sandbox is ended; the next request starts a new one."""
 
 
-class Warden:
+class Warden(Deadlined):
     """The trusted side's hold on one sandbox and the warden inside it.
 
     Requests are posted (sent now, answered later, in order) or made (sent
@@ -288,7 +310,7 @@ class Warden:
                     self._write(frame[sent:])
             else:
                 self.channel.send(message, wait_writable=self._wait_writable)
-        except (_Deadline, OSError) as err:
+        except (Deadline, OSError) as err:
             self.kill()
             raise WardenLost(str(err)) from None
         self.pending += 1
@@ -301,7 +323,7 @@ class Warden:
             while self.pending:
                 replies.append(self.channel.receive())
                 self.pending -= 1
-        except (_Deadline, EOFError, WireError, OSError) as err:
+        except (Deadline, EOFError, WireError, OSError) as err:
             self.kill()
             raise WardenLost(type(err).__name__) from None
         faults = [r for r in replies if r.get("type") == "fault"]
@@ -334,16 +356,6 @@ class Warden:
             except BlockingIOError:
                 self._wait_writable(self.sock.fileno())
 
-    def _wait(self, fd: int) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise _Deadline()
-
-    def _wait_writable(self, fd: int) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([], [fd], [], left)[1]:
-            raise _Deadline()
-
     # -- the end
 
     def kill(self) -> None:
@@ -366,10 +378,6 @@ class Warden:
         if self.level == "process":
             self.reset()
         self.kill()
-
-
-class _Deadline(Exception):
-    pass
 
 
 _WARDENS: list[Warden] = []

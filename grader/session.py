@@ -15,7 +15,6 @@ student started ended when the submission is done.
 from __future__ import annotations
 
 import os
-import select
 import signal
 import time
 from pathlib import Path
@@ -23,7 +22,16 @@ from pathlib import Path
 import numpy as np
 
 from . import EXERCISES, worker
-from .sandbox import START_TIMEOUT, WARDEN_TIMEOUT, Limits, WardenLost, acquire, release
+from .sandbox import (
+    START_TIMEOUT,
+    WARDEN_TIMEOUT,
+    Deadline,
+    Deadlined,
+    Limits,
+    WardenLost,
+    acquire,
+    release,
+)
 from .submission import StudentError, StudentTimeout, read_submission
 from .worker import Channel, LoadProblem, WireError
 
@@ -55,11 +63,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-class _Deadline(Exception):
-    pass
-
-
-class Sandboxed:
+class Sandboxed(Deadlined):
     """Runs one student's file in a sandbox: a worker for calls, a fresh child per audited call."""
 
     def __init__(
@@ -223,17 +227,6 @@ class Sandboxed:
 
     # -- the channel
 
-    def _wait(self, fd: int) -> None:
-        """Block until ``fd`` can be read, or raise _Deadline."""
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise _Deadline()
-
-    def _wait_writable(self, fd: int) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([], [fd], [], left)[1]:
-            raise _Deadline()
-
     def _timeout(self, name: str) -> StudentTimeout:
         self._end_worker()
         return StudentTimeout(f"{_subject(name)} did not finish within {self.limits.call_timeout:g} s.")
@@ -242,7 +235,7 @@ class Sandboxed:
         self.deadline = deadline
         try:
             self.channel.send(message, wait_writable=self._wait_writable)
-        except _Deadline:
+        except Deadline:
             raise self._timeout(name) from None
         except OSError:
             pass  # the worker is gone; receiving says how
@@ -251,7 +244,7 @@ class Sandboxed:
         self.deadline = deadline
         try:
             message = self.channel.receive()
-        except _Deadline:
+        except Deadline:
             raise self._timeout(name) from None
         except EOFError:
             message = None  # handled below: an error raised here would carry this one as context
