@@ -69,7 +69,6 @@ class Sandboxed(Deadlined):
     def __init__(
         self, path: Path, *, helpers: dict | None, level: str = "namespaces", limits: Limits | None = None
     ):
-        self.path = Path(path)
         self.isolation = level
         self.limits = limits = limits or Limits()
         self.helpers = helpers or {}
