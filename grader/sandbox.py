@@ -333,7 +333,8 @@ class Warden(Deadlined):
         return replies
 
     def request(self, message: dict, seconds: float = WARDEN_TIMEOUT) -> dict:
-        """Send a request and return its reply (earlier replies owed are dropped)."""
+        """Send a request and return its reply; replies still owed for posted requests are read
+        (and checked for faults) on the way, within the same ``seconds``."""
         self.post(message)
         return self.collect(time.monotonic() + seconds)[-1]
 
@@ -343,7 +344,6 @@ class Warden(Deadlined):
         if self.proc is None:
             return
         try:
-            self.collect(time.monotonic() + WARDEN_TIMEOUT)
             self.request({"type": "reset", "wipe": wipe})
         except (WardenLost, WardenFault):
             self.kill()  # whatever it held goes with it

@@ -266,7 +266,6 @@ class Sandboxed(Deadlined):
         """Why the worker is gone, in a student's words."""
         self._close_pipes()
         try:
-            self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
             status = self.warden.request({"type": "status", "wait": 2.0})
         except WardenLost:
             return self._lost(name)
@@ -315,7 +314,7 @@ class Sandboxed(Deadlined):
                 if reply.get("type") != "outcome":
                     self._end_worker()
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
-                return self._checked(name, reply, trusted_mutation=False)
+                return self._checked(name, reply, audited=False)
         except StudentTimeout as stop:
             self.stuck[name] = StudentTimeout(stop.message + _NOT_AGAIN)
             raise
@@ -338,7 +337,6 @@ class Sandboxed(Deadlined):
         }
         try:
             self._ensure_begun()
-            self.warden.collect(time.monotonic() + WARDEN_TIMEOUT)
             reply = self.warden.request(request, START_TIMEOUT + self.limits.call_timeout + WARDEN_TIMEOUT)
         except WardenLost:
             reply = None
@@ -351,7 +349,7 @@ class Sandboxed(Deadlined):
             message = f"`{name}` did not finish within {self.limits.call_timeout:g} s."
             self.stuck[name] = StudentTimeout(message + _NOT_AGAIN)
             raise StudentTimeout(message)
-        return self._checked(name, reply, trusted_mutation=True)
+        return self._checked(name, reply, audited=True)
 
     def _help(self, exercise: str, request: dict) -> dict:
         """Run the reference for a graded function the student's code called.
@@ -377,14 +375,14 @@ class Sandboxed(Deadlined):
         return {"type": "return", "value": value}
 
     @staticmethod
-    def _checked(name: str, reply: dict, *, trusted_mutation: bool) -> dict:
+    def _checked(name: str, reply: dict, *, audited: bool) -> dict:
         """An outcome whose every field has the expected type; values only plain numeric arrays.
 
         Which arguments changed is taken only from the warden, never from the worker
         that runs the student's code (that one could say anything). An audited call
         returns no value: its checks look only at what it did to its arguments."""
         if reply.get("ok") is True:
-            if trusted_mutation:  # an audited call: the verdict on the value came with it, not the value
+            if audited:  # an audited call: the verdict on the value came with it, not the value
                 mutated = reply.get("mutated", ())
                 if not isinstance(mutated, tuple) or not all(isinstance(m, str) for m in mutated):
                     mutated = ()
