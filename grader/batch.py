@@ -3,13 +3,18 @@
     python -m grader batch DIR --out gradebook.csv [--jobs N]
 
 DIR holds one folder per student (the folder name is the student id) with an
-``attention.py`` (or a single notebook) inside. Each submission is graded by a ``grade`` process of
-its own (sandboxed as that command is), several at a time, by long-lived
-grading processes (``grade-stream``) that start Python and pytest only once. Results go to
+``attention.py`` (or a single notebook) inside. Each submission is taken in
+(:func:`grader.intake.open_submission`: found, read once and hashed) here, then
+graded, sandboxed, several at a time, by long-lived grading processes
+(``grade-stream``) that start Python and pytest only once; they receive the
+absolute path and the hash, and grade only that very source. Results go to
 ``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
 submission), then to the CSV, and to one JSON and one text report per
 student in ``gradebook_reports/``. Running the same command again grades only
-what is missing or has changed since.
+what is new, has changed, or got no grade last time.
+
+The grading processes keep their temporary files in one folder the batch makes
+and removes when it ends, finished or interrupted.
 """
 
 from __future__ import annotations
@@ -20,9 +25,12 @@ import os
 import queue
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import unicodedata
 from collections import defaultdict
@@ -32,16 +40,20 @@ from pathlib import Path
 
 from . import EXERCISES, __version__, paths
 from .gradebook import Gradebook, Row
+from .inert import one_line
+from .intake import IntakeError, open_submission
 from .plugin import GRADING_EXAMPLES
 from .reporters.json_report import from_dict
 from .reporters.text import to_text
 from .run import suite_points
-from .sandbox import DEFAULT_TOTAL_TIMEOUT
+from .sandbox import DEFAULT_TOTAL_TIMEOUT, choose_level
 from .submission import DEFAULT_CALL_TIMEOUT
 
 #: Seconds a grade process may take beyond the submission's own time limit
 #: (start-up, loading the checks) before the batch gives up on it.
 GRACE = 60.0
+#: Seconds a grading process is given to end cleanly (and remove its sandbox) before it is killed.
+GOODBYE = 5.0
 #: Student ids that need no comment: letters, digits and . _ - @ +
 PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 
@@ -51,9 +63,9 @@ class Entry:
     """One student's folder as found in DIR."""
 
     student: str
-    file: Path
-    file_hash: str  # sha256 of attention.py, or a marker when there is none
-    problem: str = ""  # why it cannot be graded (missing or unreadable file)
+    file: Path  # absolute when the submission was taken in
+    file_hash: str  # sha256 of the source taken in, or "missing" / "unreadable" when there is none
+    problem: str = ""  # why it cannot be graded (the intake's refusal)
 
 
 def suite_hash(*, max_examples: int, call_timeout: float) -> str:
@@ -71,36 +83,33 @@ def discover(folder: Path) -> tuple[list[Entry], list[str]]:
     for path in sorted(folder.iterdir(), key=lambda p: p.name):
         name = path.name
         if name.startswith("."):
-            remarks.append(f"{name!r}: hidden, skipped")
+            remarks.append(f"{_quoted(name)}: hidden, skipped")
             continue
         if not path.is_dir():
-            remarks.append(f"{name!r}: not a folder, skipped")
+            remarks.append(f"{_quoted(name)}: not a folder, skipped")
             continue
         if not PLAIN_ID.match(name):
-            remarks.append(f"{name!r}: an unusual student id (spaces or special characters); graded as is")
-        seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
-        file = path / "attention.py"
-        notebooks = sorted(path.glob("*.ipynb"))
-        if not file.exists() and len(notebooks) == 1:
-            file = notebooks[0]  # a notebook handed in instead
-        elif not file.exists():
-            why = "several notebooks and no attention.py" if notebooks else "no attention.py in the folder"
-            entries.append(Entry(name, file, "missing", why))
-            continue
-        try:
-            data = file.read_bytes()
-        except OSError as err:
-            entries.append(
-                Entry(name, file, "unreadable", f"attention.py could not be read ({err.strerror})")
+            remarks.append(
+                f"{_quoted(name)}: an unusual student id (spaces or special characters); graded as is"
             )
+        seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
+        try:
+            intake = open_submission(path)
+        except IntakeError as err:
+            entries.append(Entry(name, path, err.kind, err.message))
             continue
-        entries.append(Entry(name, file, hashlib.sha256(data).hexdigest()))
+        entries.append(Entry(name, intake.path, intake.sha256))
     for names in seen.values():
         if len(names) > 1:
             remarks.append(
-                f"{' and '.join(repr(n) for n in names)} look like the same student; each graded on its own"
+                f"{' and '.join(_quoted(n) for n in names)} look like the same student; each graded on its own"
             )
     return entries, remarks
+
+
+def _quoted(text: str) -> str:
+    """A student id (or any text from a student) for the terminal: quoted, escapes shown, not run."""
+    return f"'{one_line(text)}'"
 
 
 def _safe(student: str) -> str:
@@ -122,43 +131,53 @@ def _cores() -> list[int]:
 class _Grader:
     """A long-lived ``grade-stream`` process: Python and pytest start once, not per submission."""
 
-    def __init__(self, options: list[str], cpu: int | None = None):
+    def __init__(self, options: list[str], cpu: int | None = None, environment: dict | None = None):
         self.options = options
         self.cpu = cpu  # the one core this process, its sandbox and everything in it run on
+        self.environment = environment  # TMPDIR: the batch's own temporary folder
         self.proc: subprocess.Popen | None = None
         self.buffer = b""
 
+    def _start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader", "grade-stream", *self.options],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=paths.ROOT,  # where ``grader`` imports from; every path it is sent is absolute
+            env=self.environment,
+        )
+        if self.cpu is not None:  # before it has a submission, hence a sandbox (which inherits it)
+            try:
+                os.sched_setaffinity(self.proc.pid, {self.cpu})
+            except OSError:
+                pass
+        self.buffer = b""
+
     def grade(self, entry: Entry, limit: float, running: dict) -> tuple[Entry, dict | None, str]:
-        """(entry, JSON report or None, error message)."""
+        """(entry, JSON report or None, why there is none)."""
         if self.proc is None or self.proc.poll() is not None:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "grader", "grade-stream", *self.options],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                cwd=paths.ROOT,
-            )
-            if self.cpu is not None:  # before it has a submission, hence a sandbox (which inherits it)
-                try:
-                    os.sched_setaffinity(self.proc.pid, {self.cpu})
-                except OSError:
-                    pass
-            self.buffer = b""
+            self._start()
         running[entry.student] = self.proc
+        request = {"path": str(entry.file), "sha256": entry.file_hash}
         try:
-            self.proc.stdin.write((json.dumps(str(entry.file)) + "\n").encode())
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
             answer = json.loads(self._line(time.monotonic() + limit))
         except TimeoutError:
-            self.close()
+            self.close(interrupt=True)
             return entry, None, f"grading took longer than {limit:g} s and was stopped"
         except (OSError, EOFError, ValueError):
             self.close()
             return entry, None, "the grader stopped while grading this submission"
         finally:
             running.pop(entry.student, None)
-        if not isinstance(answer, dict) or "error" in answer:
-            return entry, None, f"the grader failed: {str(answer.get('error', answer))[:300]}"
+        if not isinstance(answer, dict):
+            return entry, None, f"the grader failed: it answered {str(answer)[:300]}"
+        if "refused" in answer:  # the file is not the one taken in, or no longer readable
+            return entry, None, str(answer["refused"])[:300]
+        if "error" in answer:
+            return entry, None, f"the grader failed: {str(answer['error'])[:300]}"
         return entry, answer, ""
 
     def _line(self, deadline: float) -> bytes:
@@ -174,11 +193,45 @@ class _Grader:
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line
 
-    def close(self) -> None:
+    def close(self, *, interrupt: bool = False) -> None:
+        """End the grading process, cleanly if it can (see :func:`_end`)."""
         if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
+            _end([self.proc], interrupt=interrupt)
+            self.proc.stdout.close()
             self.proc = None
+
+
+def _end(procs: list[subprocess.Popen], *, interrupt: bool) -> None:
+    """End grading processes the way that leaves nothing behind.
+
+    Each gets the end of its input (and, with ``interrupt``, SIGINT, which stops
+    a submission being graded); a process that ends removes its sandbox and its
+    temporary folders. Whatever has not ended after GOODBYE seconds is killed.
+    """
+    for proc in procs:
+        if interrupt:
+            proc.send_signal(signal.SIGINT)  # does nothing to a process that has ended
+        try:
+            proc.stdin.close()
+        except (OSError, ValueError):
+            pass  # it is gone, or another thread is closing it
+    deadline = time.monotonic() + GOODBYE
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _close_all(graders: queue.Queue) -> None:
+    """End every grading process at once (each ends in its own time, at most GOODBYE seconds)."""
+    idle = []
+    while not graders.empty():
+        idle.append(graders.get())
+    _end([g.proc for g in idle if g.proc is not None], interrupt=False)
+    for grader in idle:
+        grader.close()  # ended already: this only lets go of its pipes
 
 
 class Progress:
@@ -195,6 +248,7 @@ class Progress:
         filled = int(width * self.done / max(self.total, 1))
         rate = self.done / max(time.monotonic() - self.start, 1e-9) * 60
         bar = f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}  {rate:.0f}/min"
+        student, note = one_line(student), one_line(note)
         if self.tty:
             sys.stderr.write(f"\r{bar}  {student[:20]:<20} {note[:20]:<20}")
             if self.done == self.total:
@@ -218,6 +272,7 @@ def main(
     folder, out = Path(folder), Path(out)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
+    isolation = choose_level(isolation)  # refused here, once, rather than for every student
     jobs = jobs or os.cpu_count() or 1
     examples = max_examples or GRADING_EXAMPLES
     suite = suite_hash(max_examples=examples, call_timeout=call_timeout)
@@ -253,12 +308,17 @@ def main(
     failures: list[str] = []
     running: dict[str, subprocess.Popen] = {}
     interrupted = False
+    stop = threading.Event()  # set once interrupted: no submission is started after that
+    scratch = Path(tempfile.mkdtemp(prefix="grader-batch-"))  # the grading processes' TMPDIR
+    environment = {**os.environ, "TMPDIR": str(scratch)}
     graders: queue.Queue[_Grader] = queue.Queue()
     cores = _cores()
     for job in range(jobs):
-        graders.put(_Grader(options, cores[job % len(cores)] if len(cores) > 1 else None))
+        graders.put(_Grader(options, cores[job % len(cores)] if len(cores) > 1 else None, environment))
 
     def grade(entry: Entry):
+        if stop.is_set():
+            return entry, None, "interrupted"
         grader = graders.get()
         try:
             return grader.grade(entry, total_timeout + GRACE, running)
@@ -280,17 +340,17 @@ def main(
                 entry, report, error = future.result()
                 _store(book, reports, entry, suite, report, error, points)
                 if error:
-                    failures.append(f"{entry.student!r}: {error}")
+                    failures.append(f"{_quoted(entry.student)}: {one_line(error)}")
                 note = error or f"{report['score']:g}/{report['max_score']:g}"
                 progress.step(entry.student, note)
     except KeyboardInterrupt:
         interrupted = True
-        for proc in list(running.values()):
-            proc.send_signal(signal.SIGKILL)
+        stop.set()
+        _end(list(running.values()), interrupt=True)  # their submissions are graded again next time
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        while not graders.empty():
-            graders.get().close()
+        _close_all(graders)
+        shutil.rmtree(scratch, ignore_errors=True)
     rows = book.export_csv(out)
     book.close()
     _summary(rows, out, reports, entries, remarks, failures, interrupted)
@@ -339,7 +399,8 @@ def _summary(rows, out, reports, entries, remarks, failures, interrupted) -> Non
     )
     if interrupted:
         print("interrupted: the grades finished so far are saved; run the same command to grade the rest")
-    notes = [f"{e.student!r}: {e.problem}" for e in entries if e.problem] + remarks + failures
+    notes = [f"{_quoted(e.student)}: {one_line(e.problem)}" for e in entries if e.problem]
+    notes += remarks + failures
     if notes:
         print("to look at:")
         for note in notes:

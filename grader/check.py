@@ -6,9 +6,10 @@ import sys
 from pathlib import Path
 
 from . import EXERCISES, paths
+from .intake import take_in
 from .reporters.text import to_text
 from .run import run_checks
-from .submission import DEFAULT_CALL_TIMEOUT, find_file
+from .submission import DEFAULT_CALL_TIMEOUT
 
 
 def main(
@@ -23,10 +24,10 @@ def main(
     total_timeout: float | None = None,
 ) -> int:
     """Print the report; 0 when every check passes, 1 otherwise."""
-    file = find_file(Path(path))
+    intake, file = take_in(path)
     profile = "explore" if explore else "grading"
     report = run_checks(
-        file,
+        intake or file,
         profile=profile,
         exercises=exercises,
         call_timeout=call_timeout,

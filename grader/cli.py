@@ -19,9 +19,11 @@ from . import (
     release,
     stream,
 )
+from .inert import one_line
+from .intake import IntakeError
 from .plugin import GRADING_EXAMPLES
 from .run import GraderError
-from .sandbox import DEFAULT_TOTAL_TIMEOUT, LEVELS
+from .sandbox import DEFAULT_TOTAL_TIMEOUT, LEVELS, IsolationRefused
 from .submission import DEFAULT_CALL_TIMEOUT
 
 
@@ -225,6 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         return generate.main(check=args.check)
     except (FileNotFoundError, FileExistsError) as err:
         print(f"grader: {err.args[0] if err.args else err}", file=sys.stderr)
+        return 2
+    except IntakeError as err:  # nothing to grade where the path points
+        print(f"grader: {one_line(err.message)}", file=sys.stderr)
+        return 2
+    except IsolationRefused as err:
+        print(f"grader: {err}", file=sys.stderr)
         return 2
     except GraderError as err:
         print(f"grader: internal error, please report it: {err}", file=sys.stderr)

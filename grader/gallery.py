@@ -7,24 +7,29 @@ untouched stubs and the sample student files in ``examples/gallery``.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 from . import paths
+from .inert import one_line
+from .intake import FILE_NAME
 from .reporters.json_report import to_dict
 from .reporters.table import to_table
 from .run import run_checks
 
 
 def entries(folder: Path | None) -> list[tuple[str, Path]]:
-    """(label, attention.py) for every submission to show."""
+    """(label, submission) for every submission to show: each subfolder that holds an
+    attention.py (whatever it is: one that cannot be graded is shown with the reason) or a
+    notebook; :func:`grader.intake.open_submission` takes it in."""
     found: list[tuple[str, Path]] = []
     if folder is None:
         folder = paths.GALLERY
         found += [("reference solution", paths.SOLUTION), ("untouched stubs", paths.EXERCISE)]
     for sub in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
-        if (sub / "attention.py").is_file():
-            found.append((sub.name, sub / "attention.py"))
+        if os.path.lexists(sub / FILE_NAME) or any(sub.glob("*.ipynb")):
+            found.append((sub.name, sub))
     return found
 
 
@@ -40,7 +45,7 @@ def main(*, folder: Path | None = None, fmt: str = "table", **options) -> int:
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
     rows = []
     for label, file in entries(folder):
-        print(f"grading {label} ({file}) ...", file=sys.stderr)
+        print(f"grading {one_line(label)} ({one_line(str(file))}) ...", file=sys.stderr)
         rows.append((label, run_checks(file, **{"isolation": "auto", **options})))
     if fmt == "json":
         sys.stdout.write(json.dumps({label: to_dict(report) for label, report in rows}, indent=1) + "\n")

@@ -9,12 +9,13 @@ import time
 from pathlib import Path
 
 from . import EXERCISES
+from .intake import take_in
 from .reporters.github import step_output, to_github
 from .reporters.gradescope import to_gradescope
 from .reporters.json_report import to_dict
 from .reporters.text import to_text
 from .run import run_checks
-from .submission import DEFAULT_CALL_TIMEOUT, find_file
+from .submission import DEFAULT_CALL_TIMEOUT
 
 FORMATS = ("text", "json", "gradescope", "github")
 
@@ -47,13 +48,13 @@ def main(
     With ``github_output``, also append the GitHub Classroom result to the file
     named by $GITHUB_OUTPUT, as the step output ``result`` (base64 JSON).
     """
-    file = find_file(Path(path))
+    intake, file = take_in(path)
     if github_output and not os.environ.get("GITHUB_OUTPUT"):
         raise FileNotFoundError("--github-output needs $GITHUB_OUTPUT (set by GitHub Actions in every step)")
     print(f"grading {file} ...", file=sys.stderr)
     start = time.monotonic()
     report = run_checks(
-        file,
+        intake or file,
         call_timeout=call_timeout,
         exercises=exercises,
         max_examples=max_examples,

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import EXERCISES
+from .inert import csv_cell
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS grades (
@@ -35,8 +36,8 @@ CREATE TABLE IF NOT EXISTS grades (
 );
 """
 
-#: Statuses that count as done: the same file and suite need no second look.
-FINAL = ("graded", "missing", "unreadable")
+#: The one status that counts as done: the same source and suite need no second look.
+FINAL = "graded"
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,15 @@ class Gradebook:
         self.db.close()
 
     def is_current(self, student: str, file_hash: str, suite_hash: str) -> bool:
-        """True when this exact file was already graded by this exact suite."""
+        """True when this exact source was already graded by this exact suite.
+
+        Only a real grade counts: a student whose row says missing, unreadable or
+        failed is looked at again on the next run.
+        """
         row = self.db.execute(
             "SELECT status, file_hash, suite_hash FROM grades WHERE student = ?", (student,)
         ).fetchone()
-        return row is not None and row[0] in FINAL and row[1:] == (file_hash, suite_hash)
+        return row is not None and row[0] == FINAL and row[1:] == (file_hash, suite_hash)
 
     def record(self, row: Row) -> None:
         """Write one student's result in a transaction of its own."""
@@ -112,7 +117,11 @@ class Gradebook:
         return [(s, st, sc, mx, json.loads(ex), msg) for s, st, sc, mx, ex, msg in found]
 
     def export_csv(self, out: Path) -> int:
-        """Write the CSV (student, score, max_score, one column per exercise); returns its rows."""
+        """Write the CSV (student, score, max_score, one column per exercise); returns its rows.
+
+        Student ids are folder names, chosen by students: every cell goes through
+        :func:`grader.inert.csv_cell`, so that ``=1+1`` reaches a spreadsheet as text.
+        """
         rows = self.rows()
         out = Path(out)
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
@@ -121,7 +130,8 @@ class Gradebook:
             writer.writerow(["student", "score", "max_score", *EXERCISES])
             for student, _, score, max_score, exercises, _ in rows:
                 per = [_number(exercises.get(n, {}).get("score", 0)) for n in EXERCISES]
-                writer.writerow([student, _number(score), _number(max_score), *per])
+                cells = [student, _number(score), _number(max_score), *per]
+                writer.writerow([csv_cell(cell) for cell in cells])
         os.replace(tmp, out)
         return len(rows)
 

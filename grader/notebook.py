@@ -2,9 +2,9 @@
 
 Three things live here:
 
-* :func:`notebook_source`: the Python code of a ``.ipynb`` file (standard
-  library only), so ``grade`` and ``batch`` can grade notebooks as they grade
-  ``attention.py`` files;
+* :func:`notebook_source`: the Python code of a ``.ipynb`` file's content
+  (standard library only), so ``grade`` and ``batch`` can grade notebooks as
+  they grade ``attention.py`` files (:mod:`grader.intake` reads the file);
 * :func:`build_notebook`: the nbgrader source notebook, generated from the
   single source ``solutions/attention.py`` (its solution markers are kept:
   nbgrader's ``generate_assignment`` replaces each marked region with the stub);
@@ -24,9 +24,12 @@ import contextlib
 import io
 import json
 import linecache
+import os
+import re
 import tempfile
 import textwrap
 import warnings
+from itertools import accumulate
 from pathlib import Path
 
 from . import EXERCISES, paths
@@ -93,29 +96,82 @@ def comment_magics(code: str) -> str:
     return "\n".join(lines)
 
 
-def read_cells(path: Path) -> list[dict]:
-    """The cells of the nbformat-4 notebook at ``path``, each with its source as one string.
+#: Largest notebook file accepted, in bytes: room for plots in the outputs, far below a risk.
+MAX_NOTEBOOK = 16 << 20
+#: Deepest nesting of JSON arrays and objects accepted; a notebook saved by Jupyter needs
+#: about ten levels, and a parser that recurses must never meet thousands.
+MAX_NESTING = 64
 
-    Raises NotebookError with a message a student understands when the file is
-    not a usable notebook.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def too_large(name: str, size: int) -> NotebookError:
+    """The error for a notebook of ``size`` bytes, over :data:`MAX_NOTEBOOK`."""
+    return NotebookError(
+        f"{name} holds {size / 2**20:.1f} MiB; a notebook may hold at most {MAX_NOTEBOOK >> 20} MiB. "
+        "Its outputs (plots, printed arrays) probably fill it: clear them (Edit > Clear Outputs of "
+        "All Cells), save, and hand it in again."
+    )
+
+
+def _nested_too_deep(text: str) -> bool:
+    """True when the JSON ``text`` nests arrays and objects more than MAX_NESTING deep.
+
+    Counted without recursion, brackets inside strings left out, so that the
+    check itself cannot be driven into a RecursionError.
     """
-    path = Path(path)
-    name = path.name
+    if text.count("[") + text.count("{") <= MAX_NESTING:
+        return False
+    brackets = _NOT_BRACKETS.sub("", _JSON_STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_NESTING
+
+
+def _read(path: Path) -> bytes:
+    """The bytes of the notebook file at ``path``, never more than MAX_NOTEBOOK of them."""
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_NOTEBOOK:
+                raise too_large(path.name, size)
+            return f.read(MAX_NOTEBOOK + 1)  # one byte over: read_cells refuses a file that grew
     except OSError as err:
-        raise NotebookError(f"{name} could not be read ({err.strerror or err}).") from None
+        raise NotebookError(f"{path.name} could not be read ({err.strerror or err}).") from None
+
+
+def read_cells(notebook: Path | bytes, *, name: str | None = None) -> list[dict]:
+    """The cells of an nbformat-4 notebook, each with its source as one string.
+
+    ``notebook`` is the file's content (``name`` is then how messages call it)
+    or, for trusted callers, a path to read. Raises NotebookError with a
+    message a student understands when it is not a usable notebook.
+    """
+    if isinstance(notebook, bytes):
+        raw, name = notebook, name or "the notebook"
+    else:
+        raw, name = _read(Path(notebook)), name or Path(notebook).name
+    if len(raw) > MAX_NOTEBOOK:
+        raise too_large(name, len(raw))
     try:
-        notebook = json.loads(raw.decode("utf-8-sig"))
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise NotebookError(
             f"{name} is not a notebook: it is not text (not UTF-8). Download it again from "
             "Jupyter (File > Download) without opening it in another program."
         ) from None
+    if _nested_too_deep(text):
+        raise NotebookError(
+            f"{name} is not a readable notebook: its JSON is nested more than {MAX_NESTING} levels "
+            "deep, which no notebook saved by Jupyter is. Download it again from Jupyter "
+            "(File > Download), or start again from a fresh copy of the assignment."
+        )
+    try:
+        document = json.loads(text)
     except json.JSONDecodeError as err:
         hint = (
             "it ends too early, as if it was cut off while saving"
-            if not raw.rstrip().endswith(b"}") or err.pos >= len(raw.rstrip()) - 1
+            if not raw.rstrip().endswith(b"}") or err.pos >= len(text.rstrip()) - 1
             else f"line {err.lineno}, column {err.colno}: {err.msg}"
         )
         raise NotebookError(
@@ -123,16 +179,21 @@ def read_cells(path: Path) -> list[dict]:
             "truncated or edited outside Jupyter; restore a checkpoint (File > Revert Notebook "
             "to Checkpoint) or download it again."
         ) from None
-    if not isinstance(notebook, dict):
-        raise NotebookError(f"{name} is not a notebook: it holds {_kind(notebook)}, not a notebook object.")
-    version = notebook.get("nbformat")
+    except (ValueError, RecursionError):  # a number of thousands of digits, say
+        raise NotebookError(
+            f"{name} is not a readable notebook: its JSON holds a value no notebook holds. It was "
+            "probably edited outside Jupyter; restore a checkpoint or download it again."
+        ) from None
+    if not isinstance(document, dict):
+        raise NotebookError(f"{name} is not a notebook: it holds {_kind(document)}, not a notebook object.")
+    version = document.get("nbformat")
     if version != 4:
         shown = "no format number" if version is None else f"format {version!r}"
         raise NotebookError(
             f"{name} is not a Jupyter notebook in format 4 (it has {shown}). Open it in a current "
             "Jupyter and save it again, or start from a fresh copy of the assignment."
         )
-    cells = notebook.get("cells")
+    cells = document.get("cells")
     if not isinstance(cells, list):
         raise NotebookError(f"{name} is damaged: it has no list of cells.")
     if not cells:
@@ -149,8 +210,9 @@ def read_cells(path: Path) -> list[dict]:
     return readable
 
 
-def notebook_source(path: Path) -> bytes:
-    """The Python code of the notebook at ``path``, as the bytes of a ``.py`` file.
+def notebook_source(notebook: Path | bytes, *, name: str | None = None) -> bytes:
+    """The Python code of a notebook (its content, or a path: see :func:`read_cells`), as the
+    bytes of a ``.py`` file.
 
     When the notebook carries nbgrader metadata (it came from the nbgrader
     assignment), the code is that of its solution cells, preceded by the
@@ -161,7 +223,7 @@ def notebook_source(path: Path) -> bytes:
     every cell keeps its number of lines). Raises NotebookError for a file
     that is not a usable notebook.
     """
-    cells = read_cells(path)
+    cells = read_cells(notebook, name=name)
     code = [c for c in cells if c["cell_type"] == "code"]
     if any(_nbgrader(c) is not None for c in cells):
         code = [c for c in code if _nbgrader(c) is not None and not is_autograder_cell(c)]

@@ -11,6 +11,7 @@ import pytest
 
 from . import EXERCISES, paths
 from .feedback import Outcome, outcome_of, paragraph
+from .intake import Intake
 from .marks import grading_of
 from .plugin import provide_submission, submission_of
 from .results import Report, Status, TestResult, Visibility
@@ -99,7 +100,7 @@ class Collector:
 
 
 def run_checks(
-    submission: Path,
+    submission: Intake | Path,
     *,
     profile: str = "grading",
     exercises: tuple[str, ...] = EXERCISES,
@@ -110,11 +111,13 @@ def run_checks(
     total_timeout: float | None = None,
     checks: Path = paths.CHECKS,
 ) -> Report:
-    """Grade ``submission`` (a file path) against the checks and return the Report."""
+    """Grade ``submission`` (what :func:`grader.intake.open_submission` took in, or a path for it
+    to take in) against the checks and return the Report."""
     # Open the submission first: a sandboxed worker boots while pytest collects the checks.
     limits = Limits(call_timeout=call_timeout, total_timeout=total_timeout or DEFAULT_TOTAL_TIMEOUT)
     reference = paths.SOLUTION if paths.SOLUTION.is_file() else None
-    opened = Submission(Path(submission), reference=reference, isolation=isolation, limits=limits)
+    shown = submission.shown if isinstance(submission, Intake) else str(submission)
+    opened = Submission(submission, reference=reference, isolation=isolation, limits=limits)
     collector = Collector(exercises, include_hidden=include_hidden, submission=opened)
     args = [
         str(checks),
@@ -135,7 +138,7 @@ def run_checks(
         "-p",
         "no:threadexception",
         "--submission",
-        str(submission),
+        shown,
         "--profile",
         profile,
         "--call-timeout",
@@ -153,7 +156,7 @@ def run_checks(
         tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])
         raise GraderError(f"pytest stopped with exit code {int(code)}:\n{tail}")
     return Report(
-        submission=str(submission),
+        submission=shown,
         tests=tuple(collector.results),
         problem=collector.problem,
         isolation=collector.isolation,

@@ -1,9 +1,15 @@
-"""``grade-stream``: grade the submission named on each line of stdin (a JSON string),
-answer with one JSON report per line of stdout.
+"""``grade-stream``: grade the submission each line of stdin names, answer with one JSON line each.
 
 What ``batch`` runs in each of its grading processes: a long-lived process
 skips Python's and pytest's start-up for every submission but the first.
 Student code still runs in a sandboxed worker of its own for each submission.
+
+A request is ``{"path": ABSOLUTE_PATH, "sha256": HASH}``: the file and the hash
+of the source the batch took in. The file is taken in again here
+(:func:`grader.intake.open_submission`) and graded only if its source has that
+hash, so the grade recorded under a hash is the grade of that source. An
+answer is the JSON report, ``{"refused": MESSAGE}`` when the submission could
+not be graded as it was found, or ``{"error": MESSAGE}`` when the grader failed.
 """
 
 from __future__ import annotations
@@ -12,9 +18,12 @@ import json
 import sys
 from pathlib import Path
 
+from .intake import IntakeError, open_submission
 from .reporters.json_report import to_dict
 from .run import GraderError, run_checks
-from .submission import find_file
+
+#: The answer when a file is not what the batch took in.
+CHANGED = "the file changed while the batch was running; run the batch again to grade it"
 
 
 def main(**options) -> int:
@@ -24,9 +33,25 @@ def main(**options) -> int:
         if not line.strip():
             continue
         try:
-            answer = to_dict(run_checks(find_file(Path(json.loads(line))), **options))
-        except (FileNotFoundError, GraderError, ValueError) as err:
+            answer = grade_request(json.loads(line), **options)
+        except (GraderError, ValueError) as err:
             answer = {"error": str(err)}
         out.write(json.dumps(answer) + "\n")
         out.flush()
     return 0
+
+
+def grade_request(request: dict, **options) -> dict:
+    """The answer to one request: a JSON report, a refusal, or an error."""
+    if not isinstance(request, dict) or not isinstance(request.get("path"), str):
+        return {"error": "a request names a submission as {'path': ..., 'sha256': ...}"}
+    path = Path(request["path"])
+    if not path.is_absolute():
+        return {"error": f"{path} is not an absolute path"}
+    try:
+        intake = open_submission(path)
+    except IntakeError as err:
+        return {"refused": err.message}
+    if intake.sha256 != request.get("sha256"):
+        return {"refused": CHANGED}
+    return to_dict(run_checks(intake, **options))

@@ -12,6 +12,9 @@ an executor and turns every failure into a :class:`StudentError` (or a
   the file runs in a separate, limited worker process; only checked arrays
   come back.
 
+Both run the bytes :func:`grader.intake.open_submission` took in, never a
+second reading of the file.
+
 Either way each exercise gets a namespace of its own in which the *other*
 graded functions are the reference ones, so a broken ``split_heads`` costs
 points in ``split_heads`` only, never in ``mha_forward`` that calls it.
@@ -28,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from . import EXERCISES, paths
+from .intake import Intake, IntakeError, open_submission
 from .worker import LoadProblem, Program, compile_source, describe_signature, signature_text
 
 #: Seconds one call of a student function may take before it is stopped.
@@ -54,50 +58,6 @@ class StudentTimeout(BaseException):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
-
-
-def find_file(path: Path) -> Path:
-    """The submission a path names: the file itself, or the attention.py (else the one
-    notebook) inside a folder.
-
-    Raises FileNotFoundError with a one-line message when there is none.
-    """
-    if path.is_dir():
-        inner = path / "attention.py"
-        if inner.is_file():
-            return inner
-        notebooks = sorted(p for p in path.glob("*.ipynb"))
-        if len(notebooks) == 1:
-            return notebooks[0]
-        raise FileNotFoundError(f"{path} is a folder without an attention.py in it")
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist")
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} is not a regular file")
-    return path
-
-
-#: Largest submission accepted, in bytes: far above any honest answer, far below a risk.
-MAX_SOURCE = 4 << 20
-
-
-def read_submission(path: Path) -> bytes:
-    """The Python source of a submission: the file, or the code of a notebook's solution cells."""
-    path = Path(path)
-    if path.suffix == ".ipynb":
-        from .notebook import NotebookError, notebook_source
-
-        try:
-            return notebook_source(path)
-        except NotebookError as err:
-            raise LoadProblem(str(err)) from None
-    size = path.stat().st_size
-    if size > MAX_SOURCE:
-        raise LoadProblem(
-            f"Your file holds {size / 2**20:.1f} MiB; a submission may hold at most "
-            f"{MAX_SOURCE >> 20} MiB of Python (the exercises need a few KiB). Hand in only your code."
-        )
-    return path.read_bytes()
 
 
 def load_reference(path: Path) -> dict:
@@ -212,14 +172,14 @@ class InProcess:
     isolation = "none"
 
     def __init__(
-        self, path: Path, *, helpers: dict | None, call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+        self, intake: Intake, *, helpers: dict | None, call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     ):
         self.call_timeout = call_timeout
         self.problem = ""
         self.signatures: dict = {}
         try:
             helper = helpers.__getitem__ if helpers else None
-            self.program = Program(read_submission(path), str(path), EXERCISES, helper, passthrough=(_Alarm,))
+            self.program = Program(intake.source, intake.shown, EXERCISES, helper, passthrough=(_Alarm,))
             with time_limit(call_timeout):
                 self.signatures = self.program.signatures()
         except _Alarm:
@@ -255,26 +215,47 @@ class InProcess:
         pass
 
 
+class Refused:
+    """The executor of a submission that could not be taken in: nothing runs, every check says why."""
+
+    def __init__(self, problem: str, isolation: str):
+        self.problem = problem
+        self.isolation = isolation
+        self.signatures: dict = {}
+
+    def close(self) -> None:
+        pass
+
+
 class Submission:
     """A submission opened for grading: the reference, an executor, one view per exercise.
 
-    Without the reference (a student release has none), the signatures come
-    from the stubs and each exercise runs with the student's own versions of
-    the other functions.
+    ``submission`` is what :func:`grader.intake.open_submission` took in, or a
+    path for it to take in (a refusal becomes the submission's problem). Without
+    the reference (a student release has none), the signatures come from the
+    stubs and each exercise runs with the student's own versions of the other
+    functions.
     """
 
-    def __init__(self, path: Path, *, reference: Path | None, isolation: str = "auto", limits=None):
-        from .sandbox import Limits, best_level  # the sandbox builds on this module
+    def __init__(
+        self, submission: Intake | Path, *, reference: Path | None, isolation: str = "auto", limits=None
+    ):
+        from .sandbox import Limits, choose_level  # the sandbox builds on this module
         from .session import Sandboxed
 
         limits = limits or Limits()
         helpers = load_reference(reference) if reference is not None and Path(reference).is_file() else None
         self.reference = helpers or load_reference(paths.EXERCISE)  # stubs share every signature
-        level = best_level() if isolation == "auto" else isolation
-        if level == "none":
-            self.executor = InProcess(path, helpers=helpers, call_timeout=limits.call_timeout)
+        level = choose_level(isolation)
+        try:
+            intake = submission if isinstance(submission, Intake) else open_submission(submission)
+        except IntakeError as err:
+            self.executor = Refused(err.message, level)
         else:
-            self.executor = Sandboxed(path, helpers=helpers, level=level, limits=limits)
+            if level == "none":
+                self.executor = InProcess(intake, helpers=helpers, call_timeout=limits.call_timeout)
+            else:
+                self.executor = Sandboxed(intake, helpers=helpers, level=level, limits=limits)
         self._views: dict[str, StudentView] = {}
         self._expected: dict[str, int] = {}  # exercise -> checks selected in this run
         self._done: dict[str, int] = {}

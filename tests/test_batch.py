@@ -82,7 +82,7 @@ def test_batch_writes_gradebook_csv_and_reports(tmp_path):
     assert "did not finish within 1 s" in (reports / "mallory.json").read_text()
     # odd things are listed, not fatal
     for fragment in [
-        "'eve': no attention.py",
+        "/eve is a folder without an attention.py in it",
         "'frank': attention.py could not be read",
         "'notes.txt': not a folder",
         "'Ada' and 'ada' look like the same student",

@@ -1,0 +1,230 @@
+"""Taking a submission in: the one way every command finds and reads a student's file.
+
+A student's file is hostile input long before any of its code runs. A symbolic
+link can point at the reference or at a host file, a named pipe blocks whoever
+opens it, a sparse file claims 64 GiB, a notebook can be nested deep enough to
+break a JSON parser. :func:`open_submission` refuses each of these with one line
+a student understands, and reads what it accepts once, through one descriptor
+and with a bounded read: the bytes it hands back are the bytes graded, and
+their hash is the one the gradebook keeps.
+
+Paths mean what the user typed: a relative path is taken from the directory the
+command was started in, and the :class:`Intake` carries the absolute path for
+any process that runs elsewhere.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths
+from .notebook import MAX_NOTEBOOK, NotebookError, notebook_source, too_large
+from .worker import LoadProblem
+
+#: The file a submission folder holds (the name of the exercises' file).
+FILE_NAME = paths.EXERCISE.name
+#: Largest Python source accepted, in bytes: far above any honest answer, far below a risk.
+MAX_SOURCE = 4 << 20
+
+#: Kinds of refusal, as the gradebook records them: nothing to grade was found, or
+#: something was found that cannot be graded.
+MISSING, UNREADABLE = "missing", "unreadable"
+
+#: What each kind of file that is not a regular one is called in a message.
+_NOT_REGULAR = (
+    (stat.S_ISLNK, "a symbolic link, and the grader follows no links"),
+    (stat.S_ISDIR, "a folder, not a file"),
+    (stat.S_ISFIFO, "a named pipe (FIFO), not a file"),
+    (stat.S_ISSOCK, "a socket, not a file"),
+    (stat.S_ISCHR, "a device, not a file"),
+    (stat.S_ISBLK, "a device, not a file"),
+)
+
+
+class IntakeError(LoadProblem):
+    """A submission that cannot be taken in; the message says what is wrong and what to do."""
+
+    def __init__(self, message: str, *, kind: str = UNREADABLE):
+        super().__init__(message)
+        self.message = message
+        self.kind = kind  # MISSING or UNREADABLE
+
+
+@dataclass(frozen=True)
+class Intake:
+    """A submission taken in: where it was found and the exact bytes that will be graded."""
+
+    shown: str
+    """The file as the user named it: what they typed, plus the file found in a folder."""
+    path: Path
+    """The same file as an absolute path, for processes that run in another directory."""
+    source: bytes
+    """The Python source graded: the file itself, or the code of a notebook's cells."""
+    sha256: str
+    """Hex SHA-256 of :attr:`source`."""
+    kind: str
+    """``"python"`` or ``"notebook"``."""
+
+
+def open_submission(path: Path | str) -> Intake:
+    """Find and read the submission ``path`` names: a file, or a folder holding ``attention.py``
+    (else a single notebook). Raises :class:`IntakeError` for anything it refuses."""
+    typed = Path(path)
+    absolute = Path.cwd() / typed
+    folder, name = _locate(typed, absolute)
+    shown = str(typed / name) if folder == absolute else str(typed)
+    raw = _read(folder, name, shown)
+    if name.endswith(".ipynb"):
+        source, kind = _notebook_code(raw, name), "notebook"
+    else:
+        source, kind = raw, "python"
+    return Intake(shown, folder / name, source, hashlib.sha256(source).hexdigest(), kind)
+
+
+def take_in(path: Path | str) -> tuple[Intake | None, Path]:
+    """For a command that grades one submission: (what :func:`open_submission` took in, the
+    path to grade).
+
+    A file that was found but refused gives ``None``: grading it then reports
+    the refusal as the submission's problem, with a score of 0. When nothing
+    was found (``MISSING``), IntakeError is raised: there is nothing to report on.
+    """
+    try:
+        intake = open_submission(path)
+    except IntakeError as err:
+        if err.kind == MISSING:
+            raise
+        return None, Path(path)
+    return intake, Path(intake.shown)
+
+
+def _locate(typed: Path, absolute: Path) -> tuple[Path, str]:
+    """(folder, file name) of the submission: the path itself, or the file chosen in a folder."""
+    try:
+        found = os.stat(absolute)
+    except FileNotFoundError:
+        if os.path.islink(absolute):  # a link to nothing: refused as a link when opened
+            return absolute.parent, absolute.name
+        raise IntakeError(f"{typed} does not exist", kind=MISSING) from None
+    except OSError as err:
+        raise IntakeError(f"{typed} could not be read ({err.strerror or err})") from None
+    if stat.S_ISDIR(found.st_mode):
+        return absolute, _choose(typed, absolute)
+    return absolute.parent, absolute.name
+
+
+def _choose(typed: Path, folder: Path) -> str:
+    """The file of a submission folder: attention.py, whatever it is, else its one notebook."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(folder))
+    except OSError as err:
+        raise IntakeError(f"{typed} could not be read ({err.strerror or err})") from None
+    if FILE_NAME in names:
+        return FILE_NAME
+    notebooks = [n for n in names if n.endswith(".ipynb")]
+    if len(notebooks) == 1:
+        return notebooks[0]
+    if notebooks:
+        raise IntakeError(
+            f"{typed} holds several notebooks ({', '.join(notebooks)}) and no {FILE_NAME}: "
+            "keep only the one to grade",
+            kind=MISSING,
+        )
+    raise IntakeError(f"{typed} is a folder without an {FILE_NAME} in it", kind=MISSING)
+
+
+def _read(folder: Path, name: str, shown: str) -> bytes:
+    """The bytes of the regular file ``name`` in ``folder``, read once through one descriptor.
+
+    Links are not followed, a pipe or a device is never read (nor waited for),
+    and the size is checked before reading: no more than the cap plus one byte
+    is ever read, so a file that grows meanwhile is refused too.
+    """
+    cap = MAX_NOTEBOOK if name.endswith(".ipynb") else MAX_SOURCE
+    try:
+        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as err:
+        raise IntakeError(f"{shown} could not be read ({err.strerror or err})") from None
+    try:
+        _refuse_odd(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode, name)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(name, flags, dir_fd=directory)
+    except FileNotFoundError:
+        raise IntakeError(f"{shown} does not exist", kind=MISSING) from None
+    except OSError as err:
+        raise _unopenable(name, err) from None
+    finally:
+        os.close(directory)
+    try:
+        found = os.fstat(fd)
+        _refuse_odd(found.st_mode, name)  # it may have been swapped since it was looked at
+        _refuse_size(name, found.st_size, cap)
+        raw = _bounded_read(fd, cap)
+    except OSError as err:
+        raise IntakeError(f"{name} could not be read ({err.strerror or err}).") from None
+    finally:
+        os.close(fd)
+    _refuse_size(name, len(raw), cap)
+    return raw
+
+
+def _refuse_odd(mode: int, name: str) -> None:
+    """Raise IntakeError unless ``mode`` is that of a regular file."""
+    if stat.S_ISREG(mode):
+        return
+    what = next((words for test, words in _NOT_REGULAR if test(mode)), "not a regular file")
+    raise IntakeError(f"{name} could not be read: it is {what}. Hand in your code itself, as a plain file.")
+
+
+def _unopenable(name: str, err: OSError) -> IntakeError:
+    """Why ``name`` could not be opened, for a student."""
+    if err.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link (EMLINK on BSDs)
+        return IntakeError(
+            f"{name} could not be read: it is a symbolic link, and the grader follows no links. "
+            "Hand in your code itself, as a plain file."
+        )
+    return IntakeError(f"{name} could not be read ({err.strerror or err}).")
+
+
+def _refuse_size(name: str, size: int, cap: int) -> None:
+    """Raise IntakeError when ``size`` bytes are more than ``cap`` allows."""
+    if size <= cap:
+        return
+    if name.endswith(".ipynb"):
+        raise IntakeError(str(too_large(name, size)))
+    raise IntakeError(
+        f"Your file holds {size / 2**20:.1f} MiB; a submission may hold at most "
+        f"{MAX_SOURCE >> 20} MiB of Python (the exercises need a few KiB). Hand in only your code."
+    )
+
+
+def _bounded_read(fd: int, cap: int) -> bytes:
+    """At most ``cap + 1`` bytes from ``fd``: enough to tell that a file is over ``cap``."""
+    chunks, left = [], cap + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _notebook_code(raw: bytes, name: str) -> bytes:
+    """The code of the notebook ``raw``, within the cap on Python source."""
+    try:
+        code = notebook_source(raw, name=name)
+    except NotebookError as err:
+        raise IntakeError(str(err)) from None
+    if len(code) > MAX_SOURCE:
+        raise IntakeError(
+            f"The code cells of {name} hold {len(code) / 2**20:.1f} MiB of Python; a submission may "
+            f"hold at most {MAX_SOURCE >> 20} MiB (the exercises need a few KiB). Keep only your "
+            "code in the notebook's cells and hand it in again."
+        )
+    return code
