@@ -4,11 +4,21 @@ Gradescope unzips the bundle into /autograder/source, runs ``setup.sh`` once
 to build its image, then ``run_autograder`` for every submission, with the
 student's files in /autograder/submission. ``run_autograder`` must always
 leave /autograder/results/results.json behind, whatever happened.
+
+Both scripts run as root. The student's code never does: bubblewrap runs it as
+a user id of its own, and without bubblewrap (Gradescope's Docker images often
+cannot run it) the ``process`` level does the same. What that user must not
+reach is root's alone (``go-rwx``): the bundle (the reference, the checks, the
+hidden checks), the results folder, and the metadata of the submission (which
+holds the results of earlier ones). What it needs to start Python and numpy,
+the virtual environment, is readable by all; the source of the student's file
+reaches the sandbox through the grader, not from disk.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import zipfile
@@ -17,6 +27,7 @@ from pathlib import Path
 from . import paths
 from .reporters.gradescope import failure, to_gradescope
 from .run import run_checks
+from .sandbox import best_level
 
 #: What the bundle carries besides its two scripts (the hidden checks included).
 SOURCES = (
@@ -30,21 +41,35 @@ SOURCES = (
 )
 
 SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder image (Ubuntu).
+# Gradescope runs this once, as root, when it builds the autograder image (Ubuntu 22.04 or later).
 set -euo pipefail
 apt-get update
 apt-get install -y python3 python3-venv python3-pip
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+    echo "the grader needs Python 3.10 or later: choose Gradescope's Ubuntu 22.04 image or a later one" >&2
+    exit 1
+}
 apt-get install -y bubblewrap || true  # the sandbox's strongest level, where the image allows it
 python3 -m venv /autograder/venv
 /autograder/venv/bin/pip install -e /autograder/source
+# The student's code runs as another user: it may start Python and numpy from the venv
+# (read and execute for all, no listing of /autograder), and read nothing of the bundle.
+chmod go=x /autograder
+chmod -R go+rX,go-w /autograder/venv
+chmod -R go-rwx /autograder/source
 """
 
 RUN = """#!/usr/bin/env bash
-# Gradescope runs this for every submission. It always leaves results/results.json.
+# Gradescope runs this, as root, for every submission. It always leaves results/results.json.
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 PYTHON="${GRADER_PYTHON:-$ROOT/venv/bin/python}"
 [ -x "$PYTHON" ] || PYTHON=python3
+# Before any student code runs: the bundle, the results and the submission's metadata (it
+# holds earlier results) are root's alone; results.json is written by the grader, after grading.
 mkdir -p "$ROOT/results"
+rm -f "$ROOT/results/results.json"
+chmod -R go-rwx "$ROOT/source" "$ROOT/results"
+if [ -e "$ROOT/submission_metadata.json" ]; then chmod go-rwx "$ROOT/submission_metadata.json"; fi
 (cd "$ROOT/source" && "$PYTHON" -m grader gradescope-run --root "$ROOT")
 if [ ! -s "$ROOT/results/results.json" ]; then
     printf '%s\\n' '{"score": 0, "output": "The autograder could not start; please tell your instructor.", "tests": [], "stdout_visibility": "hidden"}' > "$ROOT/results/results.json"
@@ -83,33 +108,56 @@ class NoSubmission(Exception):
 
 
 def find_submission(folder: Path) -> Path:
-    """attention.py (at the top, else anywhere), or the one notebook handed in."""
+    """attention.py (at the top, else the first one anywhere below), or the one notebook handed in.
+
+    The search follows no symbolic link, and a link where the file should be is
+    refused: a submission is the student's own file, never one elsewhere on the
+    machine (the reference, say). The file found is read by
+    :func:`grader.intake.open_submission`, which refuses what is not a plain file.
+    """
     if not folder.is_dir():
         raise NoSubmission("No submission folder was found.")
-    top = folder / "attention.py"
-    if top.is_file():
-        return top
-    found = sorted(folder.rglob("attention.py"))
-    if found:
-        return found[0]
-    notebooks = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-    if len(notebooks) == 1:
-        return notebooks[0]
-    if notebooks:
+    scripts, notebooks = [], []
+    for here, folders, files in os.walk(folder, followlinks=False):
+        folders[:] = sorted(f for f in folders if f != ".ipynb_checkpoints")
+        scripts += [Path(here, name) for name in files if name == "attention.py"]
+        notebooks += [Path(here, name) for name in files if name.endswith(".ipynb")]
+    if scripts:
+        top = folder / "attention.py"
+        chosen = top if top in scripts else sorted(scripts)[0]
+    elif len(notebooks) == 1:
+        chosen = notebooks[0]
+    elif notebooks:
         raise NoSubmission(
-            f"Several notebooks were handed in ({', '.join(p.name for p in notebooks)}); hand in one."
+            f"Several notebooks were handed in ({', '.join(p.name for p in sorted(notebooks))}); hand in one."
         )
-    raise NoSubmission("No attention.py (or notebook) was found in your submission.")
+    else:
+        raise NoSubmission("No attention.py (or notebook) was found in your submission.")
+    if chosen.is_symlink():
+        raise NoSubmission(
+            f"{chosen.name} in your submission is a symbolic link, and the autograder follows no links. "
+            "Submit the file itself."
+        )
+    return chosen
+
+
+def isolation() -> str:
+    """``auto`` where bubblewrap works; else ``process``, asked for by name (as root, ``auto``
+    without bubblewrap refuses to grade, and ``process`` runs the student's code as another user)."""
+    return "auto" if best_level() == "namespaces" else "process"
 
 
 def run(*, root: Path) -> int:
-    """Grade /autograder/submission into /autograder/results/results.json; always write it."""
+    """Grade /autograder/submission into /autograder/results/results.json; always write it, and
+    only once grading is over (the student's code has ended by then)."""
     root = Path(root)
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
+    results.parent.chmod(0o700)  # as run_autograder leaves it: root's alone
+    results.unlink(missing_ok=True)  # nothing but this run's grade may be read afterwards
     start = time.monotonic()
     try:
-        report = run_checks(find_submission(root / "submission"), isolation="auto")
+        report = run_checks(find_submission(root / "submission"), isolation=isolation())
         data = to_gradescope(report, execution_time=time.monotonic() - start)
     except NoSubmission as err:
         data = failure(str(err), execution_time=time.monotonic() - start)
@@ -118,5 +166,7 @@ def run(*, root: Path) -> int:
             f"The autograder itself failed ({type(err).__name__}: {err}); please tell your instructor.",
             execution_time=time.monotonic() - start,
         )
-    results.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    partial = results.with_name(results.name + ".partial")  # never half a file, even if killed
+    partial.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(partial, results)
     return 0

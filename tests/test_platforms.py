@@ -5,13 +5,16 @@ from __future__ import annotations
 import base64
 import json
 import os
+import stat
 import subprocess
 import sys
 import zipfile
 
 import pytest
 
-from grader import paths
+from grader import gradescope, paths
+from grader.reporters.gradescope import to_gradescope
+from grader.results import Report, Status, TestResult, Visibility
 
 from .support import compose, python
 
@@ -48,8 +51,8 @@ def autograder_root(tmp_path, bundle, files: dict) -> tuple:
     return root
 
 
-def run_autograder(root) -> dict:
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), GRADER_PYTHON=sys.executable)
+def run_autograder(root, python: str = sys.executable) -> dict:
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), GRADER_PYTHON=python)
     done = subprocess.run(
         ["bash", str(root / "source" / "run_autograder")],
         env=env,
@@ -74,6 +77,10 @@ def test_the_bundle_has_both_scripts_at_its_root_and_the_hidden_checks(bundle):
 
 def test_run_autograder_writes_the_same_scores_as_grade(tmp_path, bundle):
     root = autograder_root(tmp_path, bundle, {"attention.py": BUGGY.read_bytes()})
+    (root / "submission_metadata.json").write_text('{"previous_submissions": []}')
+    os.chmod(root / "source", 0o755)  # as unzipped by Gradescope: readable by all, until the script runs
+    (root / "results").mkdir(mode=0o755)
+    (root / "results" / "results.json").write_text('{"score": 100, "tests": []}')  # planted
     results = run_autograder(root)
     expected = grade_json(BUGGY)
     assert results["score"] == expected["score"]
@@ -85,6 +92,20 @@ def test_run_autograder_writes_the_same_scores_as_grade(tmp_path, bundle):
     assert visibility["mha_forward: matches a head by head computation"] == "after_published"
     assert visibility["split_heads: split shape"] == "visible"
     assert isinstance(results["execution_time"], (int, float))
+    # the summary students see at once counts the checks they can see, nothing hidden
+    for name in expected["exercises"]:
+        seen = [t for t in expected["tests"] if t["exercise"] == name and t["visibility"] == "visible"]
+        score, max_score = sum(t["score"] for t in seen), sum(t["max_score"] for t in seen)
+        assert f"{name}: {score:g}/{max_score:g} on the checks you can see" in results["output"].splitlines()
+    # written by the grader, complete, after grading; nothing of root's is open to other users
+    assert results["tests"] and results["output"]
+    assert not (root / "results" / "results.json.partial").exists()
+    private = [root / "source", root / "results", root / "submission_metadata.json"]
+    with zipfile.ZipFile(bundle) as z:
+        private += [root / "source" / name for name in z.namelist()]
+    assert all(stat.S_IMODE(path.stat().st_mode) & 0o077 == 0 for path in private), [
+        (str(path), oct(path.stat().st_mode)) for path in private if path.stat().st_mode & 0o077
+    ]
 
 
 @pytest.mark.parametrize(
@@ -100,6 +121,87 @@ def test_run_autograder_always_writes_results(tmp_path, bundle, files, fragment)
     results = run_autograder(root)
     assert results["score"] == 0
     assert fragment in results["output"]
+
+
+def test_setup_leaves_the_venv_to_all_and_the_source_to_root(tmp_path, bundle):
+    """The permission lines of setup.sh, run on a stand-in /autograder (the rest needs apt)."""
+    with zipfile.ZipFile(bundle) as z:
+        setup = z.read("setup.sh").decode()
+    root = tmp_path / "autograder"
+    for folder in ("source/solutions", "venv/lib/site-packages/numpy", "venv/bin"):
+        (root / folder).mkdir(parents=True)
+    (root / "source" / "solutions" / "attention.py").write_text("reference")
+    (root / "venv" / "lib" / "site-packages" / "numpy" / "__init__.py").write_text("")
+    (root / "venv" / "bin" / "python").write_text("")
+    os.chmod(root / "venv" / "lib", 0o700)
+    os.chmod(root / "venv" / "bin" / "python", 0o700)
+    os.chmod(root / "venv" / "lib" / "site-packages" / "numpy" / "__init__.py", 0o666)
+    lines = [line for line in setup.splitlines() if line.startswith("chmod ")]
+    assert lines, setup
+    done = subprocess.run(
+        ["bash", "-euc", "\n".join(lines).replace("/autograder", str(root))], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    mode = {p: stat.S_IMODE(p.stat().st_mode) for p in [root, *root.rglob("*")]}
+    assert mode[root] & 0o077 == 0o011  # others may pass through, not list
+    for path, bits in mode.items():
+        if root / "source" in [path, *path.parents]:
+            assert bits & 0o077 == 0, (path, oct(bits))
+        elif root / "venv" in [path, *path.parents]:
+            wanted = 0o055 if path.is_dir() else 0o044  # folders listed and passed, files read
+            assert bits & wanted == wanted and bits & 0o022 == 0, (path, oct(bits))
+    assert mode[root / "venv" / "bin" / "python"] & 0o011 == 0o011  # executable by all
+
+
+@pytest.mark.parametrize("best, chosen", [("namespaces", "auto"), ("process", "process")])
+def test_gradescope_run_names_the_process_level_when_bubblewrap_cannot_run(
+    tmp_path, monkeypatch, best, chosen
+):
+    """As root without bubblewrap, ``auto`` refuses to grade: ``process`` must be asked for."""
+    asked = []
+
+    def fake_run_checks(file, **options):
+        asked.append(options["isolation"])
+        return Report(submission=str(file), tests=(), isolation=options["isolation"])
+
+    monkeypatch.setattr(gradescope, "best_level", lambda: best)
+    monkeypatch.setattr(gradescope, "run_checks", fake_run_checks)
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "attention.py").write_text("")
+    assert gradescope.run(root=tmp_path) == 0
+    assert asked == [chosen]
+    assert json.loads((tmp_path / "results" / "results.json").read_text())["score"] == 0
+    assert stat.S_IMODE((tmp_path / "results").stat().st_mode) == 0o700
+
+
+def _check(name: str, score: float, max_score: float, visibility: Visibility) -> TestResult:
+    status = Status.PASSED if score == max_score else Status.FAILED
+    return TestResult(name, "split_heads", max_score, score, status, visibility)
+
+
+def test_gradescope_summary_counts_only_the_checks_students_can_see():
+    """A hidden check that failed must not show in the visible summary before grades are published."""
+    report = Report(
+        submission="attention.py",
+        tests=(
+            _check("split_shape", 3, 3, Visibility.VISIBLE),
+            _check("head_h_holds_column_block_h", 8, 11, Visibility.VISIBLE),
+            _check("secret", 0, 6, Visibility.HIDDEN),
+        ),
+    )
+    results = to_gradescope(report, execution_time=1.0)
+    assert results["output"].splitlines() == ["split_heads: 11/14 on the checks you can see"]
+    assert results["score"] == 11  # the real total: Gradescope hides it while a test is hidden
+    assert [t["visibility"] for t in results["tests"]] == ["visible", "visible", "after_published"]
+
+
+def test_run_autograder_never_leaves_an_earlier_results_json(tmp_path, bundle):
+    """The grader cannot start: the fallback is written, not a results.json found on disk."""
+    root = autograder_root(tmp_path, bundle, {"attention.py": paths.SOLUTION.read_bytes()})
+    (root / "results").mkdir()
+    (root / "results" / "results.json").write_text('{"score": 100, "tests": []}')
+    results = run_autograder(root, python="/bin/false")
+    assert results["score"] == 0 and "could not start" in results["output"]
 
 
 def test_run_autograder_finds_attention_py_in_a_subfolder(tmp_path, bundle):

@@ -1,4 +1,12 @@
-"""Gradescope's results.json: what its autograder harness reads after run_autograder."""
+"""Gradescope's results.json: what its autograder harness reads after run_autograder.
+
+Students see a submission's top-level ``output`` and its visible tests at once;
+hidden checks are marked ``after_published``, and Gradescope shows no total score
+while any test is hidden (its autograder specification says so). The top-level
+``output`` therefore counts the visible checks alone: a total that included
+hidden points would tell a student that a hidden check failed before grades
+are published. The top-level ``score`` stays the real one.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +29,7 @@ def to_gradescope(report: Report, *, execution_time: float) -> dict:
         }
         for t in report.tests
     ]
-    lines = [f"{e.name}: {e.score:g}/{e.max_score:g}" for e in report.exercises]
+    lines = [_visible_summary(report, e.name) for e in report.exercises]
     if report.problem:
         lines.insert(0, report.problem)
     if report.isolation:
@@ -35,6 +43,16 @@ def to_gradescope(report: Report, *, execution_time: float) -> dict:
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+
+
+def _visible_summary(report: Report, exercise: str) -> str:
+    """``split_heads: 11/14 on the checks you can see``: the exercise's visible checks only."""
+    seen = [t for t in report.tests if t.exercise == exercise and t.visibility is Visibility.VISIBLE]
+    if not seen:
+        return f"{exercise}: hidden checks only (shown once grades are published)"
+    score = sum(t.score for t in seen)
+    max_score = sum(t.max_score for t in seen)
+    return f"{exercise}: {score:g}/{max_score:g} on the checks you can see"
 
 
 def failure(message: str, *, execution_time: float = 0.0) -> dict:

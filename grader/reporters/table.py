@@ -1,8 +1,13 @@
-"""A score table: one row per submission, one column per exercise."""
+"""A score table: one row per submission, one column per exercise.
+
+Labels are folder names and problems quote the student's file, both chosen by
+students: each is shown on one line through :func:`grader.inert.one_line`.
+"""
 
 from __future__ import annotations
 
 from .. import EXERCISES
+from ..inert import one_line
 from ..results import Report
 
 
@@ -12,9 +17,8 @@ def to_table(rows: list[tuple[str, Report]]) -> str:
     body = []
     for label, report in rows:
         scores = {e.name: f"{e.score:g}/{e.max_score:g}" for e in report.exercises}
-        body.append(
-            [label, *(scores.get(n, "-") for n in EXERCISES), f"{report.score:g}/{report.max_score:g}"]
-        )
+        total = f"{report.score:g}/{report.max_score:g}"
+        body.append([one_line(label), *(scores.get(n, "-") for n in EXERCISES), total])
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def fmt(row: list[str]) -> str:
@@ -27,5 +31,5 @@ def to_table(rows: list[tuple[str, Report]]) -> str:
     problems = [(label, report.problem) for label, report in rows if report.problem]
     if problems:
         lines += ["", "Files that could not be loaded:"]
-        lines += [f"  {label}: {problem}" for label, problem in problems]
+        lines += [f"  {one_line(label)}: {one_line(problem)}" for label, problem in problems]
     return "\n".join(lines) + "\n"

@@ -1,9 +1,16 @@
-"""The readable report: per exercise a score, per failed check one short paragraph."""
+"""The readable report: per exercise a score, per failed check one short paragraph.
+
+Everything a student chose (the file's path, why it could not be loaded, the
+feedback quoting their exception messages and values) is shown through
+:mod:`grader.inert`: an escape sequence in an exception message is printed as
+``\\x1b[2J``, never run by the terminal that shows the report.
+"""
 
 from __future__ import annotations
 
 import textwrap
 
+from ..inert import one_line, visible
 from ..results import Report, Status, TestResult
 from ..sandbox import describe_level
 
@@ -23,7 +30,7 @@ def _check_paragraph(t: TestResult) -> str:
     if t.title:
         body.append(textwrap.fill(t.title, 68))
     if t.feedback:
-        body.append(t.feedback)
+        body.append(visible(t.feedback))
     return head + "\n" + textwrap.indent("\n".join(body), "      ")
 
 
@@ -32,15 +39,15 @@ def _shared_reason(failed: list[TestResult]) -> str:
     and none has an example (a missing or unwritten function, a wrong signature)."""
     reasons = {t.feedback for t in failed}
     if len(reasons) == 1 and not failed[0].counterexample:
-        return reasons.pop()
+        return visible(reasons.pop())
     return ""
 
 
 def to_text(report: Report, *, heading: str = "") -> str:
     """The whole report as text for a terminal or a file."""
-    lines = [heading or f"Report for {report.submission}", RULE]
+    lines = [one_line(heading or f"Report for {report.submission}"), RULE]
     if report.problem:
-        lines += [textwrap.fill(report.problem, 72), RULE]
+        lines += [textwrap.fill(visible(report.problem), 72), RULE]
     for exercise in report.exercises:
         tests = [t for t in report.tests if t.exercise == exercise.name]
         failed = [t for t in tests if t.status is not Status.PASSED]
