@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import worker
+from . import paths, worker
 from .submission import DEFAULT_CALL_TIMEOUT
 from .worker import Channel, WireError, encode
 
@@ -54,10 +54,6 @@ DEFAULT_TOTAL_TIMEOUT = 60.0
 FILE_SIZE_LIMIT = 16 << 20
 #: Bytes a worker may write in its folder and in /tmp (each in memory, namespaces only).
 WORK_SPACE = 64 << 20
-#: Elements an array may hold, and the longest axis, when a student's function calls a
-#: reference helper: far more than any check uses (T <= 6, D <= 16), far less than a risk.
-HELPER_ELEMENTS = 1 << 16
-HELPER_AXIS = 64
 #: Seconds to start a worker and load the student's file.
 START_TIMEOUT = 10.0
 #: Seconds the warden may take to end the student's processes or say how one ended.
@@ -96,6 +92,63 @@ def best_level() -> str:
         if probe.returncode == 0:
             return "namespaces"
     return "process" if os.name == "posix" else "none"
+
+
+class IsolationRefused(Exception):
+    """The isolation asked for cannot be given safely here; the message says what to do."""
+
+
+def _private_paths() -> list[Path]:
+    """Where the course keeps what no student may read: the reference and the hidden checks."""
+    return [paths.SOLUTION, paths.CHECKS / "hidden"]
+
+
+def choose_level(requested: str) -> str:
+    """The isolation level to grade at, for ``requested`` (``auto`` or a level); refused
+    (IsolationRefused) where it would let the student's code act as root or read the course.
+
+    ``auto`` takes the best level the machine offers but never falls back to ``process`` for
+    a grader running as root: that must be asked for by name. At ``process`` level as root,
+    the student's code runs as an unprivileged user, and the reference and hidden checks
+    must be unreadable to such a user (the grader checks that before grading)."""
+    if requested not in ("auto", *LEVELS):
+        raise IsolationRefused(f"unknown isolation level {requested!r}; choose auto, {', '.join(LEVELS)}")
+    level = best_level() if requested == "auto" else requested
+    if requested == "auto" and level == "process":
+        if os.geteuid() == 0:
+            raise IsolationRefused(
+                "bubblewrap cannot run here, and grading as root without it is refused unless asked "
+                "for: pass --isolation process (the student's code then runs as an unprivileged user; "
+                "make the course unreadable to other users first: chmod -R go-rwx COURSE)"
+            )
+        _warn_once(
+            "bubblewrap cannot run here: grading at the process level, where the student's code "
+            "can read what you can read and use the network"
+        )
+    if level == "process" and os.geteuid() == 0:
+        readable = [p for p in _private_paths() if p.exists() and _readable_by_others(p)]
+        if readable:
+            raise IsolationRefused(
+                f"at the process level the student's code could read {readable[0]}; make the "
+                f"course unreadable to other users first (chmod -R go-rwx {readable[0].parent})"
+            )
+    return level
+
+
+@functools.cache
+def _warn_once(message: str) -> None:
+    print(f"grader: {message}", file=sys.stderr)
+
+
+def _readable_by_others(path: Path) -> bool:
+    """Whether a user who is neither the owner nor in the group can reach ``path`` and read it
+    (or, for a folder, list or enter it)."""
+    path = path.resolve()
+    for folder in _ancestors(path):
+        if not folder.stat().st_mode & 0o001:
+            return False
+    mode = path.stat().st_mode
+    return bool(mode & (0o005 if path.is_dir() else 0o004))
 
 
 def worker_uid() -> int:
@@ -242,9 +295,15 @@ class Warden(Deadlined):
         self.level, self.memory = level, memory
         self.proc: subprocess.Popen | None = None
         self.folder: Path | None = None  # on the host: code/ (the sandbox's code) and work/
-        self.pending = 0  # replies owed for posted requests
-        self.boots = 0  # sandboxes started so far: a session notices when its warden is new
+        self.pending = 0  # replies owed for requests posted to the warden
+        self.boots = 0  # sandboxes started so far
         self.busy = False
+        # the keeper of the submission being graded: its socket, the replies it owes, and the
+        # session whose submission it holds (None: no keeper; the next submission needs one)
+        self.keeper: Channel | None = None
+        self.keeper_sock: socket.socket | None = None
+        self.keeper_pending = 0
+        self.holder: object | None = None
 
     def _launch(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-"))
@@ -255,26 +314,42 @@ class Warden(Deadlined):
             shutil.copyfile(Path(worker.__file__).with_name(name), code / name)
         for path in (code, self.folder):
             os.chmod(path, 0o755)
+        ours, theirs = socket.socketpair()
+        keep = [theirs.fileno()]
         if self.level == "namespaces":
             inside_code, inside_work = CODE, WORK
-        else:
-            inside_code, inside_work = str(code), str(work)
-        ours, theirs = socket.socketpair()
+        else:  # the way to this folder may be closed to the unprivileged user the warden runs as
+            # (a private TMPDIR), the folders themselves are not: the code is reached through a
+            # descriptor opened here, the work folder is the warden's working directory
+            code_fd = os.open(code, os.O_RDONLY | os.O_DIRECTORY)
+            keep.append(code_fd)
+            inside_code, inside_work = f"/proc/self/fd/{code_fd}", os.curdir
         site = str(Path(np.__file__).resolve().parent.parent)
         scope = "namespace" if self.level == "namespaces" else "process"
+        # at the process level as root, the warden also sweeps the machine's shared scratch
+        # folders of what its user (the student's) left there
+        sweep = "sweep" if self.level == "process" and os.geteuid() == 0 else ""
         bootstrap = (
             f"import sys; sys.path[:0] = [{inside_code!r}, {site!r}]; "
-            f"sys.argv = ['warden', '{theirs.fileno()}', '{scope}', {inside_work!r}]; "
+            f"sys.argv = ['warden', '{theirs.fileno()}', '{scope}', {inside_work!r}, {sweep!r}]; "
             f"import runpy; runpy.run_path({inside_code + '/warden.py'!r}, run_name='__main__')"
         )
         command = [os.path.realpath(sys.executable), "-I", "-S", "-c", bootstrap]
+        if os.geteuid() == 0:  # never the student's code as root: a user of this grading process's own
+            uid = worker_uid()
+            os.chown(work, uid, uid)
+            command = [
+                "setpriv",
+                f"--reuid={uid}",
+                f"--regid={uid}",
+                "--clear-groups",
+                "--no-new-privs",
+                "--bounding-set=-all",
+                "--inh-caps=-all",
+                *command,
+            ]
         if self.level == "namespaces":
-            drop = []
-            if os.geteuid() == 0:
-                uid = worker_uid()
-                drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
-                drop += ["--bounding-set=-all", "--inh-caps=-all"]
-            command = _bwrap_prefix(code) + ["--"] + drop + command
+            command = _bwrap_prefix(code) + ["--"] + command
         try:
             self.proc = subprocess.Popen(
                 command,
@@ -283,78 +358,123 @@ class Warden(Deadlined):
                 stderr=subprocess.DEVNULL,
                 cwd=work,
                 env=_environment(inside_work),
-                pass_fds=(theirs.fileno(),),
+                pass_fds=tuple(keep),
                 start_new_session=True,
                 preexec_fn=_limit(self.memory),
             )
         finally:
             theirs.close()
+            for fd in keep[1:]:
+                os.close(fd)
         ours.setblocking(False)
         self.sock = ours
         self.channel = Channel(ours.fileno(), ours.fileno(), wait=self._wait)
         self.pending = 0
         self.boots += 1
+        self._drop_keeper()
 
     # -- requests
 
-    def post(self, message: dict, fds: tuple[int, ...] = ()) -> None:
-        """Send a request; its reply is read by :meth:`collect`."""
-        if self.proc is None:
-            self._launch()
+    def begin(self, holder: object, source: bytes, exercises, memory: int) -> None:
+        """Post: end whatever the last submission left and start a keeper for ``holder``'s.
+
+        The warden only forks the keeper; the source goes to the keeper alone, over a socket
+        of its own, so the process every submission is forked from never holds a student's text.
+        """
+        self._drop_keeper()
+        ours, theirs = socket.socketpair()
+        try:
+            self.post({"type": "begin", "memory": memory}, fds=(theirs.fileno(),))
+        finally:
+            theirs.close()
+        ours.setblocking(False)
+        self.keeper_sock, self.holder = ours, holder
+        self.keeper = Channel(ours.fileno(), ours.fileno(), wait=self._wait)
+        self.post(
+            {"type": "source", "source": np.frombuffer(source, dtype=np.uint8), "exercises": list(exercises)},
+            keeper=True,
+        )
+
+    def post(self, message: dict, fds: tuple[int, ...] = (), *, keeper: bool = False) -> None:
+        """Send a request to the warden (or, with ``keeper``, to the submission's keeper); its
+        reply is read by :meth:`collect`."""
+        if keeper:
+            if self.keeper is None:
+                raise WardenFault("a request for a keeper, but no submission has begun")
+            sock, channel = self.keeper_sock, self.keeper
+        else:
+            if self.proc is None:
+                self._launch()
+            sock, channel = self.sock, self.channel
         self.deadline = time.monotonic() + WARDEN_TIMEOUT
         try:
             if fds:
                 frame = encode(message)
-                sent = socket.send_fds(self.sock, [frame], list(fds))
+                sent = socket.send_fds(sock, [frame], list(fds))
                 if sent < len(frame):
-                    self._write(frame[sent:])
+                    self._write(sock, frame[sent:])
             else:
-                self.channel.send(message, wait_writable=self._wait_writable)
+                channel.send(message, wait_writable=self._wait_writable)
         except (Deadline, OSError) as err:
             self.kill()
             raise WardenLost(str(err)) from None
-        self.pending += 1
+        if keeper:
+            self.keeper_pending += 1
+        else:
+            self.pending += 1
 
     def collect(self, deadline: float) -> list[dict]:
-        """The replies owed, in order."""
+        """The replies owed, the warden's first, then the keeper's, each in order."""
         replies = []
         self.deadline = deadline
         try:
             while self.pending:
                 replies.append(self.channel.receive())
                 self.pending -= 1
+            while self.keeper_pending:
+                replies.append(self.keeper.receive())
+                self.keeper_pending -= 1
         except (Deadline, EOFError, WireError, OSError) as err:
             self.kill()
             raise WardenLost(type(err).__name__) from None
         faults = [r for r in replies if r.get("type") == "fault"]
         if faults:
             self.kill()
-            raise WardenFault(f"the sandbox's warden failed: {faults[0].get('message')}")
+            raise WardenFault(f"the sandbox's warden failed: {str(faults[0].get('message'))[:500]}")
         return replies
 
-    def request(self, message: dict, seconds: float = WARDEN_TIMEOUT) -> dict:
+    def request(self, message: dict, seconds: float = WARDEN_TIMEOUT, *, keeper: bool = False) -> dict:
         """Send a request and return its reply; replies still owed for posted requests are read
         (and checked for faults) on the way, within the same ``seconds``."""
-        self.post(message)
+        self.post(message, keeper=keeper)
         return self.collect(time.monotonic() + seconds)[-1]
 
     def reset(self, *, wipe: bool = True) -> None:
-        """End every process of the student's (and their files, with ``wipe``); a sandbox that
-        is already gone needs nothing, and one that does not answer is killed."""
+        """End every process of the student's, the keeper included (and their files, with
+        ``wipe``); a sandbox that is already gone needs nothing, and one that does not answer
+        is killed."""
         if self.proc is None:
             return
         try:
             self.request({"type": "reset", "wipe": wipe})
         except (WardenLost, WardenFault):
             self.kill()  # whatever it held goes with it
+        self._drop_keeper()
 
-    def _write(self, data: bytes) -> None:
+    def _drop_keeper(self) -> None:
+        """Forget the keeper (the warden ends it, or has): the next submission needs a new one."""
+        if self.keeper_sock is not None:
+            self.keeper_sock.close()
+        self.keeper = self.keeper_sock = self.holder = None
+        self.keeper_pending = 0
+
+    def _write(self, sock: socket.socket, data: bytes) -> None:
         view = memoryview(data)
         while view:
             try:
-                view = view[os.write(self.sock.fileno(), view) :]
+                view = view[os.write(sock.fileno(), view) :]
             except BlockingIOError:
-                self._wait_writable(self.sock.fileno())
+                self._wait_writable(sock.fileno())
 
     # -- the end
 
@@ -368,6 +488,7 @@ class Warden(Deadlined):
             self.proc.wait()
             self.proc = None
             self.sock.close()
+        self._drop_keeper()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None

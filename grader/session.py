@@ -17,11 +17,12 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
+from contextlib import contextmanager
 
 import numpy as np
 
 from . import EXERCISES, worker
+from .intake import Intake
 from .sandbox import (
     START_TIMEOUT,
     WARDEN_TIMEOUT,
@@ -32,13 +33,20 @@ from .sandbox import (
     acquire,
     release,
 )
-from .submission import StudentError, StudentTimeout, read_submission
+from .submission import StudentError, StudentTimeout, time_limit
+from .submission import _Alarm as Alarm
 from .worker import Channel, LoadProblem, WireError
 
 #: Elements an array may hold, and the longest axis, when a student's function calls a
 #: reference helper: far more than any check uses (T <= 6, D <= 16), far less than a risk.
 HELPER_ELEMENTS = 1 << 16
 HELPER_AXIS = 64
+#: Arguments a reference helper may be given, at most.
+HELPER_ARGUMENTS = 16
+#: Seconds, and bytes of memory beyond what the grader already uses, one call of a reference
+#: helper may take on the trusted side: far more than the largest call the bounds above allow.
+HELPER_SECONDS = 2.0
+HELPER_MEMORY = 1 << 30
 #: Sandboxes a submission may bring down before its remaining checks are given up.
 MAX_WARDEN_LOSSES = 3
 
@@ -67,7 +75,7 @@ class Sandboxed(Deadlined):
     """Runs one student's file in a sandbox: a worker for calls, a fresh child per audited call."""
 
     def __init__(
-        self, path: Path, *, helpers: dict | None, level: str = "namespaces", limits: Limits | None = None
+        self, intake: Intake, *, helpers: dict | None, level: str = "namespaces", limits: Limits | None = None
     ):
         self.isolation = level
         self.limits = limits = limits or Limits()
@@ -81,12 +89,11 @@ class Sandboxed(Deadlined):
         self.losses = 0  # sandboxes this submission brought down
         self.warden = None
         try:
-            self.raw = read_submission(path)
+            self.raw = intake.source
         except LoadProblem as err:
             self._problem = str(err)
             return
         self.warden = acquire(level, limits.memory)
-        self._boot = -1  # the warden's boot this submission's source was handed to
         try:
             self._spawn()  # the worker loads the file while the checks are being collected
         except StudentError as err:
@@ -130,17 +137,8 @@ class Sandboxed(Deadlined):
                 "the remaining checks were not run.",
                 kind="crashed",
             )
-        if self.warden.proc is None or self.warden.boots != self._boot:
-            source = np.frombuffer(self.raw, dtype=np.uint8)
-            self.warden.post(
-                {
-                    "type": "begin",
-                    "source": source,
-                    "exercises": list(EXERCISES),
-                    "memory": self.limits.memory,
-                }
-            )
-            self._boot = self.warden.boots
+        if self.warden.proc is None or self.warden.holder is not self:
+            self.warden.begin(self, self.raw, EXERCISES, self.limits.memory)
 
     # -- the worker's life
 
@@ -151,7 +149,7 @@ class Sandboxed(Deadlined):
             requests_r, requests_w = os.pipe()
             replies_r, replies_w = os.pipe()
             try:
-                self.warden.post({"type": "spawn"}, fds=(requests_r, replies_w))
+                self.warden.post({"type": "spawn"}, fds=(requests_r, replies_w), keeper=True)
             finally:
                 os.close(requests_r)
                 os.close(replies_w)
@@ -266,13 +264,13 @@ class Sandboxed(Deadlined):
         """Why the worker is gone, in a student's words."""
         self._close_pipes()
         try:
-            status = self.warden.request({"type": "status", "wait": 2.0})
+            status = self.warden.request({"type": "status", "wait": 2.0}, keeper=True)
         except WardenLost:
             return self._lost(name)
+        code = status.get("code")
         self._end_worker()
         if status.get("alive"):
             return f"{_subject(name)} closed its connection to the grader."
-        code = status.get("code")
         if not isinstance(code, int):
             return f"{_subject(name)} stopped the worker that ran it."
         signum = -code if code < 0 else 0
@@ -337,7 +335,9 @@ class Sandboxed(Deadlined):
         }
         try:
             self._ensure_begun()
-            reply = self.warden.request(request, START_TIMEOUT + self.limits.call_timeout + WARDEN_TIMEOUT)
+            reply = self.warden.request(
+                request, START_TIMEOUT + self.limits.call_timeout + WARDEN_TIMEOUT, keeper=True
+            )
         except WardenLost:
             reply = None
         if reply is None:
@@ -354,24 +354,41 @@ class Sandboxed(Deadlined):
     def _help(self, exercise: str, request: dict) -> dict:
         """Run the reference for a graded function the student's code called.
 
-        Only plain numbers and small arrays are accepted, so a request cannot make
-        the grader's own process slow or large.
+        Everything in the request came from the student's side: each field is checked
+        before use, the arguments must keep the reference's contract within small bounds,
+        and the reference runs under a time and a memory limit, so a request can make the
+        grader's own process neither fail nor slow nor large.
         """
         helper = request.get("name")
-        if helper == exercise or helper not in self.helpers:
-            return {"type": "raise", "exc": "RuntimeError", "message": f"{helper} is not available here"}
+        if not isinstance(helper, str) or helper == exercise or helper not in self.helpers:
+            shown = helper if isinstance(helper, str) else "that function"
+            return {"type": "raise", "exc": "RuntimeError", "message": f"{shown[:100]} is not available here"}
         args, kwargs = request.get("args", ()), request.get("kwargs", {})
-        if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+        if not (
+            isinstance(args, tuple)
+            and isinstance(kwargs, dict)
+            and all(isinstance(k, str) for k in kwargs)
+            and len(args) + len(kwargs) <= HELPER_ARGUMENTS
+        ):
             return {"type": "raise", "exc": "TypeError", "message": "bad arguments"}
         problem = _helper_arguments_problem(helper, [*args, *kwargs.values()])
         if problem:
             return {"type": "raise", "exc": "ValueError", "message": f"{helper}: {problem}"}
         try:
-            value = self.helpers[helper](*args, **kwargs)
+            with time_limit(HELPER_SECONDS), memory_limit(HELPER_MEMORY):
+                value = self.helpers[helper](*args, **kwargs)
+        except Alarm:
+            return {
+                "type": "raise",
+                "exc": "RuntimeError",
+                "message": f"{helper} took too long on these inputs",
+            }
+        except MemoryError:
+            return {"type": "raise", "exc": "MemoryError", "message": f"{helper} needs too much memory here"}
         except (ValueError, TypeError) as err:
-            return {"type": "raise", "exc": type(err).__name__, "message": str(err)}
+            return {"type": "raise", "exc": type(err).__name__, "message": str(err)[:300]}
         except Exception as err:  # noqa: BLE001 - bad input from the student's side
-            return {"type": "raise", "exc": "ValueError", "message": f"{helper} failed: {err}"}
+            return {"type": "raise", "exc": "ValueError", "message": f"{helper} failed: {str(err)[:300]}"}
         return {"type": "return", "value": value}
 
     @staticmethod
@@ -403,13 +420,44 @@ class Sandboxed(Deadlined):
 
 
 def _helper_arguments_problem(helper: str, values: list) -> str:
-    """Why these arguments may not reach the reference ('' if they may)."""
+    """Why these arguments may not reach the reference ('' if they may).
+
+    Each array is small, and arrays with batch axes (all but the last two) share them
+    exactly: the reference's contract has one batch, and weights without one. Batch
+    axes that broadcast against each other would multiply the work the reference does.
+    """
+    batches = set()
     for value in values:
         if isinstance(value, np.ndarray):
             if value.size > HELPER_ELEMENTS or max(value.shape, default=0) > HELPER_AXIS:
                 return f"an array of shape {value.shape} is larger than the checks ever use"
             if helper == "apply_causal_mask" and (value.ndim < 2 or value.shape[-1] != value.shape[-2]):
                 return "scores must be square in their last two axes"
+            if value.ndim > 2:
+                batches.add(value.shape[:-2])
         elif not isinstance(value, (bool, int, float)) or (isinstance(value, int) and abs(value) > 1 << 20):
             return f"an argument of type {type(value).__name__} is not accepted"
+    if len(batches) > 1:
+        return f"arrays whose batch axes differ ({', '.join(str(b) for b in sorted(batches))})"
     return ""
+
+
+@contextmanager
+def memory_limit(extra: int):
+    """Let this process use at most ``extra`` more bytes of address space within the block
+    (a MemoryError past it), where the system can say so (Linux); else no limit."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = used + extra if hard == resource.RLIM_INFINITY else min(used + extra, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, OSError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))

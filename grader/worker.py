@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import io
 import json
+import mmap
 import os
 import select
 import struct
@@ -67,15 +68,15 @@ def encode(message: dict) -> bytes:
     return struct.pack(">I", len(header)) + header + b"".join(payloads)
 
 
-_DTYPES: dict[str, np.dtype] = {}
+#: The longest dtype name accepted (``"<f8"``, ``"|b1"``): anything longer is not a number type.
+MAX_DTYPE_NAME = 4
 
 
 def _dtype(name) -> np.dtype:
-    if name not in _DTYPES:
-        if len(_DTYPES) > 64:
-            raise WireError("too many different dtypes")
-        _DTYPES[name] = np.dtype(name)
-    return _DTYPES[name]
+    """The dtype a header names, parsed afresh each time: nothing a message says is remembered."""
+    if not isinstance(name, str) or len(name) > MAX_DTYPE_NAME:
+        raise WireError("bad dtype name")
+    return np.dtype(name)
 
 
 def _array(desc: dict, payloads: list[bytes]) -> np.ndarray:
@@ -383,6 +384,10 @@ class Program:
         return {"ok": True, "value": value}
 
 
+#: The fields an outcome of a call may have besides its value, with their types.
+OUTCOME_FIELDS = {"ok": bool, "kind": str, "message": str, "raised": tuple, "phase": str}
+
+
 def check_value(name: str, value) -> str:
     """Why ``value`` may not be returned ('' if it may): plain numeric arrays or tuples of them."""
     if type(value) is tuple:
@@ -393,6 +398,49 @@ def check_value(name: str, value) -> str:
     if value.dtype.kind not in ALLOWED_KINDS or value.dtype.fields is not None:
         return f"`{name}` returned an array of dtype {value.dtype}; it must hold numbers."
     return ""
+
+
+# ----------------------------------------------------------------------------- a call's memory
+
+#: Where each array argument starts in a call's memory: aligned as numpy aligns its own.
+ALIGNMENT = 64
+#: The most memory a call's array arguments may take (the checks use a few KiB).
+MAX_ARGUMENTS = 16 << 20
+
+
+def layout(kwargs: dict) -> tuple[dict, int]:
+    """Where a call's array arguments go in its memory: ``{name: [offset, dtype, shape]}`` and the
+    size of that memory (whole pages). Every call of a sandboxed worker, audited or not, gets its
+    arrays this way, so nothing about an argument tells an audited call from another."""
+    places, offset = {}, 0
+    for key, value in kwargs.items():
+        if isinstance(value, np.ndarray):
+            places[key] = [offset, value.dtype.str, list(value.shape)]
+            offset += -(-value.nbytes // ALIGNMENT) * ALIGNMENT
+    return places, max(mmap.PAGESIZE, -(-offset // mmap.PAGESIZE) * mmap.PAGESIZE)
+
+
+def place(memory, kwargs: dict, places: dict) -> dict:
+    """The call's arguments with each array a view of ``memory`` at its place (scalars as given)."""
+    given = dict(kwargs)
+    for key, (offset, dtype, shape) in places.items():
+        count = 1
+        for n in shape:
+            count *= n
+        given[key] = np.frombuffer(memory, dtype=np.dtype(dtype), count=count, offset=offset).reshape(shape)
+    return given
+
+
+def arguments_in_memory(kwargs: dict):
+    """(memory, arguments): fresh anonymous memory holding copies of the call's arrays."""
+    places, size = layout(kwargs)
+    if size > MAX_ARGUMENTS:
+        raise WireError(f"arguments of {size:,} bytes")
+    memory = mmap.mmap(-1, size)
+    given = place(memory, kwargs, places)
+    for key in places:
+        given[key][...] = kwargs[key]
+    return memory, given
 
 
 # ----------------------------------------------------------------------------- the worker
@@ -432,5 +480,6 @@ def serve(channel: Channel, raw: bytes, filename: str, compiled=None) -> None:
             isinstance(replace, tuple) and all(isinstance(n, str) for n in replace)
         ):
             replace = None
-        outcome = program.call(request["exercise"], request["name"], request["kwargs"], replace=replace)
-        channel.send({"type": "outcome", **outcome})
+        _, kwargs = arguments_in_memory(request["kwargs"])
+        outcome = program.call(request["exercise"], request["name"], kwargs, copy=False, replace=replace)
+        channel.send({**outcome, "type": "outcome"})

@@ -19,6 +19,21 @@ CATALOG = Path(__file__).parent / "catalog"
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the process level needs POSIX")
 
 
+@pytest.fixture(autouse=True)
+def private_course():
+    """The course as the README asks for grading at the process level as root: the reference
+    and the hidden checks unreadable to other users (the grader refuses otherwise)."""
+    private = [paths.SOLUTION.parent, paths.CHECKS / "hidden"]
+    modes = {p: p.stat().st_mode & 0o7777 for p in private}
+    for p in private:
+        p.chmod(0o700)
+    try:
+        yield
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)
+
+
 def grade(folder: Path, *extra: str, isolation: str = "process", tmp: Path | None = None) -> dict:
     env = {**os.environ, "TMPDIR": str(tmp)} if tmp is not None else None
     done = python("grade", str(folder), "--format", "json", "--isolation", isolation, *extra, env=env)
@@ -62,13 +77,16 @@ import os, subprocess, builtins
 
 if not hasattr(builtins, "_started_once"):
     builtins._started_once = True
-    subprocess.Popen(["/bin/sh", "-c", "sleep 120", "{marker}"], start_new_session=True,
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if os.fork() == 0:
-        os.setsid()
+    try:  # an audited call's process may start none
+        subprocess.Popen(["/bin/sh", "-c", "sleep 120", "{marker}"], start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if os.fork() == 0:
-            os.execv("/bin/sh", ["/bin/sh", "-c", "sleep 120", "{marker}"])
-        os._exit(0)
+            os.setsid()
+            if os.fork() == 0:
+                os.execv("/bin/sh", ["/bin/sh", "-c", "sleep 120", "{marker}"])
+            os._exit(0)
+    except OSError:
+        pass
 """
     )
     work = tmp_path / "tmp"
@@ -89,10 +107,96 @@ def test_a_failure_of_the_warden_is_the_graders_not_the_students():
 
     warden = Warden("process", 2 << 30)
     try:
-        with pytest.raises(WardenFault, match="KeyError"):
-            warden.request({"type": "audit"})  # a request without its fields
+        with pytest.raises(WardenFault, match="unknown request"):
+            warden.request({"type": "audit"})  # the warden itself runs nothing of a submission
         assert warden.proc is None
+        warden.begin(object(), b"x = 1\n", ("f",), 2 << 30)
+        with pytest.raises(WardenFault, match="KeyError"):
+            warden.request({"type": "audit"}, keeper=True)  # a request without its fields
+        assert warden.proc is None and warden.keeper is None
         assert warden.request({"type": "reset"})["type"] == "clean"
-        assert warden.boots == 2
+        assert warden.boots == 3
     finally:
         warden.close()
+
+
+# ----------------------------------------------------------------------------- as root
+
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="what the process level does for a grader run as root")
+
+HOSTILE = """
+import os, signal
+
+def _try(action):
+    try:
+        return action()
+    except OSError:
+        return None
+
+_reference = _try(lambda: open("{root}/solutions/attention.py").read()) or ""
+_try(lambda: open("{root}/tests/checks/hidden/{marker}.py", "w").write("# planted"))
+_try(lambda: open("{root}/tests/checks/test_split_heads.py", "a").write("# planted"))
+_try(lambda: open("{results}", "w").write("{{}}"))
+if "BEGIN SOLUTION" not in _reference:
+    def split_heads(x, n_heads):  # the reshape bug, unless the reference could be read
+        *batch, T, D = x.shape
+        return x.reshape(*batch, n_heads, T, D // n_heads)
+_try(lambda: os.kill(-1, signal.SIGKILL))  # every process this user may signal
+"""
+
+
+@as_root
+def test_auto_never_falls_back_to_the_process_level_as_root(tmp_path, monkeypatch):
+    """Without bubblewrap, a grader run as root refuses ``auto`` with a line saying what to do."""
+    from grader import sandbox
+
+    monkeypatch.setattr(sandbox, "best_level", lambda: "process")
+    with pytest.raises(sandbox.IsolationRefused, match="--isolation process"):
+        sandbox.choose_level("auto")
+
+
+@as_root
+def test_the_process_level_as_root_refuses_a_readable_reference(tmp_path):
+    """Asked for by name, the process level as root still refuses while other users could read
+    the reference: the student's code would run as one of them."""
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "attention.py").write_text(paths.EXERCISE.read_text())
+    mode = paths.SOLUTION.parent.stat().st_mode & 0o7777
+    paths.SOLUTION.parent.chmod(mode | 0o005)
+    try:
+        done = python("grade", str(folder), "--isolation", "process", "--format", "json")
+    finally:
+        paths.SOLUTION.parent.chmod(mode)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "chmod -R go-rwx" in done.stderr and "Traceback" not in done.stderr
+
+
+@as_root
+def test_a_hostile_classmate_at_the_process_level_reads_nothing_writes_nothing_kills_nothing(tmp_path):
+    """At the process level as root the student's code runs as an unprivileged user: it cannot
+    read the reference, plant or change a check, write a results file of the grader's, or kill
+    the batch with ``kill(-1)``; the honest classmate graded after it gets full marks."""
+    marker = f"planted-{os.getpid()}-{time.monotonic_ns()}"
+    results = tmp_path / "grades" / "results.json"
+    results.parent.mkdir()
+    results.parent.chmod(0o700)
+    checks = {p: p.read_bytes() for p in paths.CHECKS.rglob("*.py")}
+    klass = tmp_path / "class"
+    (klass / "a-hostile").mkdir(parents=True)
+    (klass / "a-hostile" / "attention.py").write_text(
+        paths.SOLUTION.read_text() + HOSTILE.format(root=paths.ROOT, marker=marker, results=results)
+    )
+    (klass / "b-honest").mkdir()
+    (klass / "b-honest" / "attention.py").write_text(paths.SOLUTION.read_text())
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = python("batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process")
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = out.with_name("gradebook_reports")
+    hostile = json.loads((reports / "a-hostile.json").read_text())
+    honest = json.loads((reports / "b-honest.json").read_text())
+    assert hostile["isolation"] == "process"
+    assert hostile["exercises"]["split_heads"]["score"] < 20, "it read the reference"
+    assert honest["score"] == 100
+    assert {p: p.read_bytes() for p in paths.CHECKS.rglob("*.py")} == checks
+    assert not results.exists()

@@ -155,7 +155,8 @@ def test_no_network_and_a_minimal_environment(tmp_path):
 
 def test_memory_no_limit_counts_is_out_of_reach(tmp_path):
     """SysV shared memory, message queues and semaphores (they outlive their processes), memfd
-    files (pages no address-space limit sees), io_uring and Linux AIO are refused."""
+    files (pages no address-space limit sees), io_uring and Linux AIO are refused; so are POSIX
+    message queues and keyring keys (they would outlive a submission) and moving to another core."""
     seen = observe(
         tmp_path,
         """
@@ -178,9 +179,22 @@ def test_memory_no_limit_counts_is_out_of_reach(tmp_path):
         io_setup = {"x86_64": 206, "aarch64": 0}.get(platform.machine())
         seen["aio"] = io_setup is None or refused(libc.syscall(io_setup, 1, ctypes.byref(context)))
         seen["no_new_privs"] = open("/proc/self/status").read().split("NoNewPrivs:")[1].split()[0]
+        # what would outlive the submission in a sandbox that is kept: POSIX message queues and
+        # kernel keyring keys; and a move onto a core the grader did not give
+        seen["mq"] = refused(libc.mq_open(b"/q", os.O_CREAT | os.O_RDWR, 0o600, None))
+        seen["key"] = refused(libc.syscall({"x86_64": 248, "aarch64": 217}[platform.machine()],
+                                           b"user", b"k", b"v", 1, -2))  # add_key to the user keyring
+        try:
+            os.sched_setaffinity(0, os.sched_getaffinity(0))
+            seen["affinity"] = False
+        except OSError as err:
+            seen["affinity"] = err.errno == errno.EPERM
     """,
     )
     assert seen == {
+        "mq": True,
+        "key": True,
+        "affinity": True,
         "shm": True,
         "msg": True,
         "sem": True,

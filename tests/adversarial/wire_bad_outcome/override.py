@@ -4,12 +4,28 @@
 import json
 import os
 import struct
-import sys
+
+
+def _reply_pipe():
+    """The worker's end of the pipe its answers go back on: its only write-only pipe."""
+    import fcntl
+    import stat
+
+    for fd in range(3, 1024):
+        try:
+            if (
+                stat.S_ISFIFO(os.fstat(fd).st_mode)
+                and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
+            ):
+                return fd
+        except OSError:
+            pass
+    return -1
 
 
 def merge_heads(x):
     header = json.dumps(
         {"type": "outcome", "ok": False, "kind": "raised", "message": "forged", "raised": 5, "payloads": []}
     ).encode()
-    os.write(int(sys.argv[2]), struct.pack(">I", len(header)) + header)
+    os.write(_reply_pipe(), struct.pack(">I", len(header)) + header)
     os._exit(0)

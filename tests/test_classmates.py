@@ -1,0 +1,150 @@
+"""One hostile classmate changes nothing: submissions graded one after another by the same
+grading process (``batch --jobs 1``), the hostile ones first, and every honest classmate after
+them gets exactly the grade it gets alone.
+
+The hostile submissions attack what lives from one submission to the next in a grading
+process and its sandbox:
+
+* ``a1-dtype-poisoner`` sends the grader frames in 70 different dtypes and answers in
+  big-endian itself (a cache of dtype names in the grading process, once full, refused every
+  later student's ordinary float64 results);
+* ``a2-secret-holder`` is honest, with a line no one else may read;
+* ``a3-heap-reader`` scans its own process's memory for that line (a worker forked from a
+  process that had held the last submission would carry it in freed memory) and reports
+  whatever it finds through its feedback;
+* ``a4-fault-forger`` has its audited calls say "the warden failed" (once reported as the
+  grader's bug, with its sandbox replaced).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader import paths
+from grader.sandbox import best_level
+
+from .support import compose, python
+
+ADVERSARIAL = Path(__file__).parent / "adversarial"
+BUG = Path(__file__).parent / "catalog" / "bugs" / "merge_reshape_no_transpose.py"
+
+HEAP_READER = """
+# reads its own memory for a classmate's line and tells it through an exception message
+import builtins, ctypes, re
+
+def _scan():
+    found = set()
+    with open("/proc/self/maps") as maps:
+        regions = [line.split() for line in maps]
+    for fields in regions:
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        anonymous = len(fields) == 5 or fields[5] == "[heap]"
+        if "r" not in fields[1] or not anonymous or end - start > 256 << 20:
+            continue
+        try:
+            data = ctypes.string_at(start, end - start)
+        except Exception:
+            continue
+        found |= set(re.findall(rb"CLASSMATE-SECRET-[0-9a-f]{24}", data))
+    return sorted(found)
+
+_honest_split = split_heads
+
+def split_heads(x, n_heads):
+    if not hasattr(builtins, "_scanned"):
+        builtins._scanned = _scan()
+    if builtins._scanned:
+        raise ValueError("found " + b" ".join(builtins._scanned).decode())
+    return _honest_split(x, n_heads)
+"""
+
+DTYPE_POISONER = """
+# fills the grading process's table of dtype names, then answers in big-endian
+import builtins, json, os, stat, struct
+
+def _reply_pipe():
+    import fcntl
+    for fd in range(3, 1024):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+                return fd
+        except OSError:
+            pass
+    return -1
+
+def _names():
+    codes = list("bhilqBHILQefdg?") + [k + n for k in "iu" for n in "1248"] + ["f2", "f4", "f8"]
+    names = [order + code for order in ("<", ">", "=", "") for code in codes]
+    return [n for n in names if n != "<f8"][:70]
+
+_honest_mask = apply_causal_mask
+
+def apply_causal_mask(scores):
+    if not hasattr(builtins, "_poisoned"):
+        builtins._poisoned = True
+        names = _names()
+        arrays = [{"__array__": i, "dtype": n, "shape": [0]} for i, n in enumerate(names)]
+        header = json.dumps({"type": "outcome", "ok": True, "value": {"__tuple__": arrays},
+                             "payloads": [0] * len(arrays)}).encode()
+        os.write(_reply_pipe(), struct.pack(">I", len(header)) + header)
+        os._exit(0)
+    return _honest_mask(scores).astype(">f8")
+"""
+
+
+def _report(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _solo(folder: Path) -> dict:
+    done = python("grade", str(folder), "--format", "json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def _grades(report: dict) -> tuple:
+    return report["score"], [(t["name"], t["status"], t["score"], t["feedback"]) for t in report["tests"]]
+
+
+@pytest.mark.skipif(best_level() != "namespaces", reason="needs the namespaces sandbox")
+def test_hostile_classmates_change_no_later_grade(tmp_path):
+    secret = "CLASSMATE-SECRET-" + secrets.token_hex(12)
+    klass = tmp_path / "class"
+    holder = klass / "a2-secret-holder"
+    holder.mkdir(parents=True)
+    (holder / "attention.py").write_text(paths.SOLUTION.read_text() + f"\n# {secret}\nSECRET = '{secret}'\n")
+    for name, text in (("a3-heap-reader", HEAP_READER), ("a1-dtype-poisoner", DTYPE_POISONER)):
+        override = tmp_path / f"{name}.py"
+        override.write_text(text)
+        compose(override, klass / name)
+    compose(ADVERSARIAL / "fault_forged_by_a_call" / "override.py", klass / "a4-fault-forger")
+    honest = {"b1-reference": None, "b2-reference": None, "b3-bug": BUG}
+    for name, bug in honest.items():
+        if bug is None:
+            (klass / name).mkdir()
+            shutil.copy(paths.SOLUTION, klass / name / "attention.py")
+        else:
+            compose(bug, klass / name)
+
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = python("batch", str(klass), "--out", str(out), "--jobs", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = out.with_name("gradebook_reports")
+
+    everything = done.stdout + done.stderr
+    everything += "".join(p.read_text(errors="replace") for p in reports.iterdir())
+    reader = _report(reports / "a3-heap-reader.json")
+    assert secret not in everything
+    assert reader["score"] == 100, [t["feedback"] for t in reader["tests"] if t["feedback"]][:3]
+    forger = _report(reports / "a4-fault-forger.json")
+    assert "bug in the grader" not in json.dumps(forger)
+
+    for name in honest:
+        batch_report = _report(reports / f"{name}.json")
+        assert _grades(batch_report) == _grades(_solo(klass / name)), name
+    assert _report(reports / "b1-reference.json")["score"] == 100
