@@ -192,8 +192,8 @@ class Sandboxed(Deadlined):
         except StudentTimeout:
             self._problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
             return
-        signatures = reply.get("signatures")
-        if reply.get("type") == "ready" and isinstance(signatures, dict):
+        signatures = _plain_signatures(reply.get("signatures"))
+        if reply.get("type") == "ready" and signatures is not None:
             self._signatures = signatures
         else:
             self._problem = str(reply.get("problem") or "Your file could not be loaded.")[:2000]
@@ -417,6 +417,27 @@ class Sandboxed(Deadlined):
             "message": message[:2000] if isinstance(message, str) else f"`{name}` failed.",
             "raised": tuple(r for r in raised if isinstance(r, str)) if isinstance(raised, tuple) else (),
         }
+
+
+def _plain_signatures(described) -> dict | None:
+    """What a worker said its file defines, if it has the form :func:`grader.worker.describe_signature`
+    gives (``{name: why-not-a-function or [[name, kind, default or None], ...]}``); else None.
+    The worker runs the student's code, so it may say anything."""
+    if not isinstance(described, dict) or not all(isinstance(k, str) for k in described):
+        return None
+    for value in described.values():
+        if isinstance(value, str):
+            continue
+        if not isinstance(value, tuple) or not all(
+            isinstance(p, tuple)
+            and len(p) == 3
+            and isinstance(p[0], str)
+            and isinstance(p[1], str)
+            and (p[2] is None or isinstance(p[2], str))
+            for p in value
+        ):
+            return None
+    return described
 
 
 def _helper_arguments_problem(helper: str, values: list) -> str:
