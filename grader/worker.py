@@ -22,6 +22,7 @@ import mmap
 import os
 import select
 import struct
+import sys
 import tokenize
 import traceback
 
@@ -424,19 +425,24 @@ def place(memory, kwargs: dict, places: dict) -> dict:
     """The call's arguments with each array a view of ``memory`` at its place (scalars as given)."""
     given = dict(kwargs)
     for key, (offset, dtype, shape) in places.items():
-        count = 1
-        for n in shape:
-            count *= n
-        given[key] = np.frombuffer(memory, dtype=np.dtype(dtype), count=count, offset=offset).reshape(shape)
+        given[key] = np.ndarray(tuple(shape), dtype=np.dtype(dtype), buffer=memory, offset=offset)
     return given
 
 
-def arguments_in_memory(kwargs: dict):
-    """(memory, arguments): fresh anonymous memory holding copies of the call's arrays."""
+def arguments_in_memory(kwargs: dict, kept: dict | None = None):
+    """(memory, arguments): anonymous memory holding copies of the call's arrays.
+
+    ``kept`` (size -> memory) lets a worker use the memory of an earlier call of the same
+    size again, once nothing refers to it any more (no array of the student's is a view of it):
+    a system call and a page fault fewer per call."""
     places, size = layout(kwargs)
     if size > MAX_ARGUMENTS:
         raise WireError(f"arguments of {size:,} bytes")
-    memory = mmap.mmap(-1, size)
+    memory = kept.get(size) if kept is not None else None
+    if memory is None or sys.getrefcount(memory) > 3:  # kept, here, and the call: nothing else
+        memory = mmap.mmap(-1, size)
+        if kept is not None:
+            kept[size] = memory
     given = place(memory, kwargs, places)
     for key in places:
         given[key][...] = kwargs[key]
@@ -470,16 +476,20 @@ def serve(channel: Channel, raw: bytes, filename: str, compiled=None) -> None:
     except LoadProblem as err:
         channel.send({"type": "load_failed", "problem": str(err)})
         return
+    arenas: dict = {}  # the memory of earlier calls' arguments, by size, to use again
     while True:
         try:
             request = channel.receive()
         except EOFError:
             return
-        replace = request.get("replace")
-        if replace is not None and not (
-            isinstance(replace, tuple) and all(isinstance(n, str) for n in replace)
-        ):
-            replace = None
-        _, kwargs = arguments_in_memory(request["kwargs"])
-        outcome = program.call(request["exercise"], request["name"], kwargs, copy=False, replace=replace)
-        channel.send({**outcome, "type": "outcome"})
+        channel.send(_answer(program, request, arenas))  # nothing of the call is kept past it
+
+
+def _answer(program: Program, request: dict, arenas: dict) -> dict:
+    """The outcome of one requested call, as the frame that answers it."""
+    replace = request.get("replace")
+    if replace is not None and not (isinstance(replace, tuple) and all(isinstance(n, str) for n in replace)):
+        replace = None
+    kwargs = arguments_in_memory(request["kwargs"], arenas)[1]
+    outcome = program.call(request["exercise"], request["name"], kwargs, copy=False, replace=replace)
+    return {**outcome, "type": "outcome"}
