@@ -2,10 +2,12 @@
 
 Each grading process keeps one sandbox per isolation level (more only if it
 grades several submissions at once). Inside runs a *warden*
-(:class:`grader.worker.Warden`): a pristine Python with numpy loaded that forks
-a worker for each submission and a child for each audited call, and ends every
-process of the student's between submissions. Loading Python and numpy happens
-once per grading process instead of once per submission.
+(:class:`grader.warden.Warden`): a pristine Python with numpy loaded that never
+holds a student's source. For each submission it forks a *keeper*
+(:class:`grader.warden.Keeper`), which alone receives the source and forks the
+worker and a child for each audited call; between submissions the warden ends
+every process of the student's, the keeper included. Loading Python and numpy
+happens once per grading process instead of once per submission.
 
 Isolation levels, best first:
 
@@ -18,7 +20,8 @@ Isolation levels, best first:
 ``process``
     a plain process tree (no bubblewrap here): the same resource limits, a
     temporary working folder and a minimal environment, but it shares the
-    machine's filesystem and network.
+    machine's filesystem and network. Run as root, it runs as an unprivileged
+    user of its own, and only when asked for by name (:func:`choose_level`).
 
 Both get: a cap on address space, file size, open files and processes; stdin
 closed; output dropped.

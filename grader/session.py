@@ -1,8 +1,8 @@
 """One submission's time in a sandbox: its worker, its audited calls, its limits.
 
 The trusted side (this module, in the process that holds the checks, the
-reference and the scores) hands the student's file to a sandbox's warden
-(:mod:`grader.sandbox`), which forks a worker for it. Calls go to the worker
+reference and the scores) hands the student's file to a keeper the sandbox's
+warden starts for it (:mod:`grader.sandbox`), which forks a worker for it. Calls go to the worker
 one at a time over a pipe; answers come back in a format that cannot execute
 code (:mod:`grader.worker`). When the student's code calls another graded
 function, the worker asks back and the reference runs here.
