@@ -85,6 +85,11 @@ def discover(folder: Path) -> tuple[list[Entry], list[str]]:
         if name.startswith("."):
             remarks.append(f"{_quoted(name)}: hidden, skipped")
             continue
+        if path.is_symlink():  # it may lead anywhere, the reference included: never followed
+            seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
+            why = "the student's folder is a symbolic link, and the grader follows no links"
+            entries.append(Entry(name, path, "unreadable", why))
+            continue
         if not path.is_dir():
             remarks.append(f"{_quoted(name)}: not a folder, skipped")
             continue
@@ -112,10 +117,15 @@ def _quoted(text: str) -> str:
     return f"'{one_line(text)}'"
 
 
+#: What a file name made from an unusual student id ends with: a hash of the id.
+_HASHED = re.compile(r"-[0-9a-f]{8}$")
+
+
 def _safe(student: str) -> str:
-    """A file name for a student id."""
+    """A file name for a student id, never the same for two ids: an id that needed changing, or
+    that looks like one that did, gets a hash of itself appended."""
     clean = re.sub(r"[^A-Za-z0-9._@+-]", "_", student)
-    if clean != student or clean in ("", ".", ".."):
+    if clean != student or clean in ("", ".", "..") or _HASHED.search(clean):
         clean += "-" + hashlib.sha256(student.encode()).hexdigest()[:8]
     return clean
 

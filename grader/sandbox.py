@@ -307,6 +307,7 @@ class Warden(Deadlined):
         self.keeper_sock: socket.socket | None = None
         self.keeper_pending = 0
         self.holder: object | None = None
+        self.uid: int | None = None  # the user the sandbox runs as, when it is not this process's
 
     def _launch(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-"))
@@ -339,7 +340,9 @@ class Warden(Deadlined):
         )
         command = [os.path.realpath(sys.executable), "-I", "-S", "-c", bootstrap]
         if os.geteuid() == 0:  # never the student's code as root: a user of this grading process's own
-            uid = worker_uid()
+            self.uid = uid = worker_uid()
+            if self.level == "process":
+                _end_user(uid)  # nothing an earlier sandbox of this user left behind lives on
             os.chown(work, uid, uid)
             command = [
                 "setpriv",
@@ -385,6 +388,8 @@ class Warden(Deadlined):
         of its own, so the process every submission is forked from never holds a student's text.
         """
         self._drop_keeper()
+        if self.proc is not None and self.proc.poll() is not None:
+            self.kill()  # it died between submissions: a new one, and nobody is blamed
         ours, theirs = socket.socketpair()
         try:
             self.post({"type": "begin", "memory": memory}, fds=(theirs.fileno(),))
@@ -463,6 +468,13 @@ class Warden(Deadlined):
         except (WardenLost, WardenFault):
             self.kill()  # whatever it held goes with it
         self._drop_keeper()
+        if self._unconfined() and _strays(self.uid, self.proc.pid if self.proc else -1):
+            self.kill()  # a process of the student's escaped the warden (it may have killed it)
+
+    def _unconfined(self) -> bool:
+        """Whether the student's processes run outside a PID namespace, as a user of their own:
+        then the warden alone cannot vouch that all of them are gone."""
+        return self.level == "process" and self.uid is not None
 
     def _drop_keeper(self) -> None:
         """Forget the keeper (the warden ends it, or has): the next submission needs a new one."""
@@ -491,6 +503,8 @@ class Warden(Deadlined):
             self.proc.wait()
             self.proc = None
             self.sock.close()
+        if self._unconfined():
+            _end_user(self.uid)  # the sandbox's processes that left the warden's group, too
         self._drop_keeper()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -502,6 +516,46 @@ class Warden(Deadlined):
         if self.level == "process":
             self.reset()
         self.kill()
+
+
+def _end_user(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (an unprivileged user; this process is root): one
+    ``kill(-1)`` made as that user, which reaches all its processes and which no fork can race."""
+    if uid == 0 or os.geteuid() != 0:
+        return
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            if os.getresuid() == (uid, uid, uid):  # never as anyone else
+                os.kill(-1, signal.SIGKILL)
+        except BaseException:  # noqa: BLE001 - the child only ever exits
+            pass
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def _strays(uid: int, warden: int) -> bool:
+    """Whether a live process of ``uid`` other than ``warden`` exists (Linux; False elsewhere)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return False
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == warden:
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                status = f.read()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if fields.get("State", "").split()[:1] != ["Z"] and fields.get("Uid", "").split()[:1] == [str(uid)]:
+            return True
+    return False
 
 
 _WARDENS: list[Warden] = []

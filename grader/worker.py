@@ -233,6 +233,13 @@ def compile_source(raw: bytes, filename: str):
         ) from None
     except ValueError as err:  # source holding NUL bytes
         raise LoadProblem(f"Python cannot read your file: {err}.") from None
+    except (RecursionError, MemoryError, OverflowError):  # the compiler's own limits
+        raise LoadProblem(
+            "Python cannot compile your file: some expression in it is nested or chained too "
+            "deeply (thousands of levels). Write it in smaller steps."
+        ) from None
+    except Exception as err:  # noqa: BLE001 - whatever else the compiler says of the file is the file's
+        raise LoadProblem(f"Python cannot compile your file ({type(err).__name__}).") from None
     return text, code
 
 

@@ -200,3 +200,77 @@ def test_a_hostile_classmate_at_the_process_level_reads_nothing_writes_nothing_k
     assert honest["score"] == 100
     assert {p: p.read_bytes() for p in paths.CHECKS.rglob("*.py")} == checks
     assert not results.exists()
+
+
+LURKER = """
+# a daemon that leaves its submission: it kills the warden (its grandparent), then for a minute
+# every process of its own user, which at the process level is the next classmate's too
+import os, signal, time
+
+def _lurk(warden):
+    os.kill(warden, signal.SIGKILL)
+    until = time.monotonic() + 60
+    while time.monotonic() < until:
+        time.sleep(0.05)
+        for pid in os.listdir("/proc"):
+            try:
+                if pid.isdigit() and int(pid) != os.getpid() and os.stat(f"/proc/{pid}").st_uid == os.getuid():
+                    os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+
+if os.environ.get("_LURKING") is None:
+    os.environ["_LURKING"] = "1"
+    try:
+        with open(f"/proc/{os.getppid()}/stat") as f:  # the parent is the keeper, its parent the warden
+            warden = int(f.read().rsplit(")", 1)[1].split()[1])
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                try:
+                    _lurk(warden)
+                finally:
+                    os._exit(0)
+            os._exit(0)
+        os.wait()
+    except OSError:
+        pass
+"""
+
+
+def _sandbox_users_alive() -> list[str]:
+    """Live processes of the users sandboxes run as (100000 and above)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{entry}/status").read_text() if entry.isdigit() else ""
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = fields.get("Uid", "0").split()[0]
+        if int(uid) >= 100_000 and fields.get("State", "").split()[:1] != ["Z"]:
+            found.append(f"{entry} uid {uid}")
+    return found
+
+
+@as_root
+def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
+    """A submission whose daemon leaves the warden's reach (it kills the warden) and then kills
+    every process of its user: at the process level the next classmate in the same grading job
+    runs as that user, yet gets full marks, and nothing of the user survives the batch."""
+    klass = tmp_path / "class"
+    (klass / "a-lurker").mkdir(parents=True)
+    (klass / "a-lurker" / "attention.py").write_text(paths.SOLUTION.read_text() + LURKER)
+    (klass / "b-honest").mkdir()
+    (klass / "b-honest" / "attention.py").write_text(paths.SOLUTION.read_text())
+    out = tmp_path / "grades" / "gradebook.csv"
+    try:
+        done = python("batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process")
+        assert done.returncode == 0, done.stderr[-3000:]
+        honest = json.loads((out.with_name("gradebook_reports") / "b-honest.json").read_text())
+        assert honest["isolation"] == "process"
+        assert honest["score"] == 100, [t["feedback"] for t in honest["tests"] if t["feedback"]][:3]
+        assert _sandbox_users_alive() == []
+    finally:
+        for line in _sandbox_users_alive():
+            os.kill(int(line.split()[0]), 9)
