@@ -36,6 +36,22 @@ def python(*args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedPr
     )
 
 
+def grader_outside(*args: str, cwd: Path, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m grader ARGS`` started in ``cwd``, a folder outside the project, as a user
+    would run it there; this checkout's grader is the one imported."""
+    assert paths.ROOT not in Path(cwd).resolve().parents
+    env = {**kwargs.pop("env", os.environ), "PYTHONPATH": str(paths.ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        **kwargs,
+    )
+
+
 def grade_folders(
     folders: dict[str, Path],
     tmp: Path,

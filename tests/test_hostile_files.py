@@ -8,29 +8,13 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 from grader import paths
 
-from .support import python
+from .support import grader_outside, python
 
 #: Seconds after which a command that should take a few counts as hung.
 HUNG = 180
-
-
-def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """``python -m grader ARGS`` from ``cwd`` (outside the project), this checkout's grader."""
-    env = {**os.environ, "PYTHONPATH": str(paths.ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "grader", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=HUNG,
-    )
 
 
 def test_a_file_too_deep_for_the_compiler_is_the_files_problem(tmp_path):
@@ -41,12 +25,14 @@ def test_a_file_too_deep_for_the_compiler_is_the_files_problem(tmp_path):
     folder.mkdir()
     (folder / "attention.py").write_text(paths.SOLUTION.read_text() + "\n_deep = a" + ".b" * 1_000_000 + "\n")
     for isolation in ("auto", "none"):
-        done = _run("grade", str(folder), "--format", "json", "--isolation", isolation, cwd=tmp_path)
+        done = grader_outside(
+            "grade", str(folder), "--format", "json", "--isolation", isolation, cwd=tmp_path, timeout=HUNG
+        )
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
         report = json.loads(done.stdout)
         assert report["score"] == 0 and "nested or chained too deeply" in report["problem"], report["problem"]
         assert "bug in the grader" not in done.stdout
-    done = _run("check", str(folder / "attention.py"), cwd=tmp_path)
+    done = grader_outside("check", str(folder / "attention.py"), cwd=tmp_path, timeout=HUNG)
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert "nested or chained too deeply" in " ".join(done.stdout.split())  # wrapped to a width
 
@@ -60,7 +46,9 @@ def test_a_notebook_slow_to_inspect_holds_up_nobody(tmp_path):
     (klass / "a-slow" / "attention.ipynb").write_text("[" * 64 + '"' + '\\"' * 200_000 + "{")
     (klass / "b-honest").mkdir()
     shutil.copy(paths.SOLUTION, klass / "b-honest" / "attention.py")
-    done = _run("batch", "class", "--out", "grades/gradebook.csv", "--jobs", "1", cwd=tmp_path)
+    done = grader_outside(
+        "batch", "class", "--out", "grades/gradebook.csv", "--jobs", "1", cwd=tmp_path, timeout=HUNG
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     reports = tmp_path / "grades" / "gradebook_reports"
     assert json.loads((reports / "b-honest.json").read_text())["score"] == 100

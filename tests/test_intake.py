@@ -27,24 +27,11 @@ from grader import paths
 from grader.gradebook import Gradebook, Row
 from grader.gradescope import NoSubmission, find_submission
 
-from .support import live_processes
+from .support import grader_outside, live_processes
 
 BUGGY = paths.GALLERY / "typical-mistakes" / "attention.py"
 #: A line of a host file that must never reach an output (a shadow password entry).
 SECRET = "root:$6$NEVERSHOWN4711$abcdefghijklmnop:19000:0:99999:7:::"
-
-
-def grader(*args: str, cwd: Path, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
-    """``python -m grader ARGS`` started in ``cwd``, a folder outside the project."""
-    assert paths.ROOT not in Path(cwd).resolve().parents
-    return subprocess.run(
-        [sys.executable, "-m", "grader", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        **kwargs,
-    )
 
 
 def calm(done: subprocess.CompletedProcess) -> str:
@@ -133,7 +120,7 @@ def test_grade_refuses_with_a_clear_problem(tmp_path, case):
     graded as the file it points to, and no host file reaches the output."""
     how, words = HOSTILE[case]
     hand_in(tmp_path / "class", case, how)
-    done = grader("grade", f"class/{case}", "--format", "json", cwd=tmp_path, timeout=120)
+    done = grader_outside("grade", f"class/{case}", "--format", "json", cwd=tmp_path, timeout=120)
     calm(done)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -145,7 +132,7 @@ def test_grade_refuses_with_a_clear_problem(tmp_path, case):
 def test_check_refuses_links_and_never_shows_what_they_point_to(tmp_path):
     for case in ("link-to-reference", "link-to-host-file"):
         hand_in(tmp_path / "class", case, HOSTILE[case][0])
-        done = grader("check", f"class/{case}/attention.py", cwd=tmp_path)
+        done = grader_outside("check", f"class/{case}/attention.py", cwd=tmp_path)
         calm(done)
         assert done.returncode == 1
         assert "is a symbolic link" in " ".join(done.stdout.split())
@@ -153,7 +140,7 @@ def test_check_refuses_links_and_never_shows_what_they_point_to(tmp_path):
 
 
 def test_a_missing_path_is_one_line_and_exit_2(tmp_path):
-    done = grader("grade", "class/nobody", cwd=tmp_path)
+    done = grader_outside("grade", "class/nobody", cwd=tmp_path)
     calm(done)
     assert done.returncode == 2
     assert done.stderr.strip() == "grader: class/nobody does not exist"
@@ -173,7 +160,7 @@ def test_batch_lists_every_hostile_submission_and_grades_the_others(tmp_path):
     (klass / "red\x1b[31mname").mkdir()  # an escape sequence in a student id, no file in it
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    done = grader(
+    done = grader_outside(
         "batch",
         "class",
         "--out",
@@ -212,12 +199,12 @@ def test_batch_from_a_course_folder_grades_the_paths_typed_there(tmp_path):
         shutil.copy(paths.SOLUTION, gallery / student / "attention.py")
     assert (paths.ROOT / "examples" / "gallery" / "typical-mistakes" / "attention.py").is_file()
     command = ("batch", "examples/gallery/", "--out", "grades/gradebook.csv")
-    done = grader(*command, cwd=course)
+    done = grader_outside(*command, cwd=course)
     calm(done)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = read_csv(course / "grades" / "gradebook.csv")
     assert {s: r["score"] for s, r in rows.items()} == {"typical-mistakes": "100", "newcomer": "100"}
-    again = grader(*command, cwd=course)
+    again = grader_outside(*command, cwd=course)
     assert "0 to grade, 2 unchanged" in again.stderr
 
 
@@ -244,7 +231,7 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
     with sqlite3.connect(db) as conn:
         assert dict(conn.execute("SELECT student, status FROM grades")) == {"ada": "graded", "bob": "failed"}
     assert "'bob': the file changed while the batch was running" in out
-    again = grader("batch", str(klass), "--out", "gradebook.csv", cwd=tmp_path)
+    again = grader_outside("batch", str(klass), "--out", "gradebook.csv", cwd=tmp_path)
     assert "1 to grade, 1 unchanged" in again.stderr
     assert 0 < int(read_csv(tmp_path / "gradebook.csv")["bob"]["score"]) < 100
 
@@ -267,7 +254,7 @@ def test_grade_stream_grades_only_the_source_it_was_told_the_hash_of(tmp_path):
     shutil.copy(paths.SOLUTION, file)
     right = hashlib.sha256(file.read_bytes()).hexdigest()
     requests = [{"path": str(file), "sha256": "0" * 64}, {"path": str(file), "sha256": right}]
-    done = grader(
+    done = grader_outside(
         "grade-stream",
         "--only",
         "split_heads",
