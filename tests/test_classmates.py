@@ -148,3 +148,83 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
         batch_report = _report(reports / f"{name}.json")
         assert _grades(batch_report) == _grades(_solo(klass / name)), name
     assert _report(reports / "b1-reference.json")["score"] == 100
+
+
+#: Adversarial cases graded first, one after another, by the grading process that then grades
+#: honest classmates: those that leave something behind if anything can (state in the grading
+#: process, processes, files, a broken sandbox), not those that mostly wait.
+FIRST = (
+    "background_processes",
+    "exit_at_import",
+    "fake_array_interface",
+    "fault_forged_by_a_call",
+    "helper_batch_axes_broadcast",
+    "helper_name_not_a_string",
+    "host_files_tampering",
+    "lying_ndarray_subclass",
+    "memory_bomb",
+    "mutation_report_forged",
+    "numpy_comparisons_patched",
+    "os_exit_in_function",
+    "output_flood",
+    "reference_from_disk",
+    "reference_helper_bomb",
+    "sandbox_killed_at_import",
+    "sandbox_killed_by_a_function",
+    "signatures_forged",
+    "stack_and_gc_snooping",
+    "test_frameworks_patched",
+    "wire_bad_outcome",
+    "wire_header_not_object",
+)
+
+
+def _case_file(name: str, dest: Path, tmp: Path) -> None:
+    """dest/attention.py for an adversarial case, its placeholders filled in."""
+    source = ADVERSARIAL / name
+    if (source / "override.py").is_file():
+        compose(source / "override.py", dest)
+    else:
+        dest.mkdir(parents=True)
+        shutil.copy(source / "attention.py", dest / "attention.py")
+    victim = tmp / "victims" / "victim.txt"
+    victim.parent.mkdir(exist_ok=True)
+    victim.write_text("a host file\n")
+    values = {
+        "MARKER": f"classmates-{name}-{secrets.token_hex(4)}",
+        "ROOT": paths.ROOT,
+        "HOME": tmp / "home",
+        "HOST_TMP": tmp,
+        "SUBMISSION_DIR": dest,
+        "VICTIM": victim,
+        "VICTIM_DIR": victim.parent,
+        "PORT": 9,
+    }
+    file = dest / "attention.py"
+    text = file.read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace("{{" + key + "}}", str(value))
+    file.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.skipif(best_level() != "namespaces", reason="needs the namespaces sandbox")
+def test_after_the_adversarial_catalog_classmates_get_their_solo_grades(tmp_path):
+    """Every case of the adversarial catalog above is graded first, in one grading process;
+    honest classmates graded by that same process afterwards get exactly their solo grades."""
+    klass = tmp_path / "class"
+    for i, name in enumerate(FIRST):
+        _case_file(name, klass / f"a{i:02d}-{name}", tmp_path)
+    honest = {"z1-reference": None, "z2-bug": BUG}
+    for name, bug in honest.items():
+        if bug is None:
+            (klass / name).mkdir()
+            shutil.copy(paths.SOLUTION, klass / name / "attention.py")
+        else:
+            compose(bug, klass / name)
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = python("batch", str(klass), "--out", str(out), "--jobs", "1", timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = out.with_name("gradebook_reports")
+    for name in honest:
+        assert _grades(_report(reports / f"{name}.json")) == _grades(_solo(klass / name)), name
+    assert _report(reports / "z1-reference.json")["score"] == 100
