@@ -33,9 +33,8 @@ from .sandbox import (
     acquire,
     release,
 )
-from .submission import StudentError, StudentTimeout, time_limit
-from .submission import _Alarm as Alarm
-from .worker import Channel, LoadProblem, WireError
+from .submission import Alarm, StudentError, StudentTimeout, time_limit
+from .worker import Channel, WireError
 
 #: Elements an array may hold, and the longest axis, when a student's function calls a
 #: reference helper: far more than any check uses (T <= 6, D <= 16), far less than a risk.
@@ -88,11 +87,7 @@ class Sandboxed(Deadlined):
         self.alive = False  # a worker is serving this submission
         self.losses = 0  # sandboxes this submission brought down
         self.warden = None
-        try:
-            self.raw = intake.source
-        except LoadProblem as err:
-            self._problem = str(err)
-            return
+        self.raw = intake.source
         self.warden = acquire(level, limits.memory)
         try:
             self._spawn()  # the worker loads the file while the checks are being collected

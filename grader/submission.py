@@ -128,17 +128,17 @@ class StudentView:
         self._approved[name] = theirs
 
 
-class _Alarm(BaseException):
+class Alarm(BaseException):
     """Raised inside student code by the timer; never escapes this module."""
 
 
 def _ring(signum, frame):
-    raise _Alarm()
+    raise Alarm()
 
 
 @contextmanager
 def time_limit(seconds: float | None):
-    """Interrupt the block with _Alarm after ``seconds`` (main thread, POSIX only)."""
+    """Interrupt the block with Alarm after ``seconds`` (main thread, POSIX only)."""
     usable = (
         seconds is not None
         and hasattr(signal, "setitimer")
@@ -179,10 +179,10 @@ class InProcess:
         self.signatures: dict = {}
         try:
             helper = helpers.__getitem__ if helpers else None
-            self.program = Program(intake.source, intake.shown, EXERCISES, helper, passthrough=(_Alarm,))
+            self.program = Program(intake.source, intake.shown, EXERCISES, helper, passthrough=(Alarm,))
             with time_limit(call_timeout):
                 self.signatures = self.program.signatures()
-        except _Alarm:
+        except Alarm:
             self.problem = f"Your file did not finish loading within {call_timeout:g} s."
         except LoadProblem as err:
             self.problem = str(err)
@@ -191,7 +191,7 @@ class InProcess:
         try:
             with time_limit(self.call_timeout):
                 outcome = self.program.call(exercise, name, arguments, replace=replace)
-        except _Alarm:
+        except Alarm:
             raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
         if outcome["ok"]:
             outcome["value"] = _copy(outcome["value"])
@@ -204,7 +204,7 @@ class InProcess:
         try:
             with time_limit(self.call_timeout):
                 outcome = self.program.call(exercise, name, given, copy=False)
-        except _Alarm:
+        except Alarm:
             raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
         if outcome["ok"]:
             outcome["value"] = None  # as in a sandbox: an audited call tells only what it changed

@@ -436,8 +436,8 @@ def place(memory, kwargs: dict, places: dict) -> dict:
     return given
 
 
-def arguments_in_memory(kwargs: dict, kept: dict | None = None):
-    """(memory, arguments): anonymous memory holding copies of the call's arrays.
+def arguments_in_memory(kwargs: dict, kept: dict) -> dict:
+    """The call's arguments, its arrays copied into anonymous memory.
 
     ``kept`` (size -> memory) lets a worker use the memory of an earlier call of the same
     size again, once nothing refers to it any more (no array of the student's is a view of it):
@@ -445,15 +445,13 @@ def arguments_in_memory(kwargs: dict, kept: dict | None = None):
     places, size = layout(kwargs)
     if size > MAX_ARGUMENTS:
         raise WireError(f"arguments of {size:,} bytes")
-    memory = kept.get(size) if kept is not None else None
+    memory = kept.get(size)
     if memory is None or sys.getrefcount(memory) > 3:  # kept, here, and the call: nothing else
-        memory = mmap.mmap(-1, size)
-        if kept is not None:
-            kept[size] = memory
+        memory = kept[size] = mmap.mmap(-1, size)
     given = place(memory, kwargs, places)
     for key in places:
         given[key][...] = kwargs[key]
-    return memory, given
+    return given
 
 
 # ----------------------------------------------------------------------------- the worker
@@ -497,6 +495,6 @@ def _answer(program: Program, request: dict, arenas: dict) -> dict:
     replace = request.get("replace")
     if replace is not None and not (isinstance(replace, tuple) and all(isinstance(n, str) for n in replace)):
         replace = None
-    kwargs = arguments_in_memory(request["kwargs"], arenas)[1]
+    kwargs = arguments_in_memory(request["kwargs"], arenas)
     outcome = program.call(request["exercise"], request["name"], kwargs, copy=False, replace=replace)
     return {**outcome, "type": "outcome"}
