@@ -314,7 +314,7 @@ class Warden(Deadlined):
         code, work = self.folder / "code", self.folder / "work"
         code.mkdir()
         work.mkdir()
-        for name in ("worker.py", "warden.py"):  # the warden is never imported on this side
+        for name in ("worker.py", "relay.py", "seccomp.py", "warden.py"):  # never imported on this side
             shutil.copyfile(Path(worker.__file__).with_name(name), code / name)
         for path in (code, self.folder):
             os.chmod(path, 0o755)

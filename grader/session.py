@@ -1,10 +1,11 @@
-"""One submission's time in a sandbox: its worker, its audited calls, its limits.
+"""One submission's time in a sandbox: its worker, its watched calls, its limits.
 
 The trusted side (this module, in the process that holds the checks, the
 reference and the scores) hands the student's file to a keeper the sandbox's
-warden starts for it (:mod:`grader.sandbox`), which forks a worker for it. Calls go to the worker
-one at a time over a pipe; answers come back in a format that cannot execute
-code (:mod:`grader.worker`). When the student's code calls another graded
+warden starts for it (:mod:`grader.sandbox`), which forks a worker for it.
+Calls go to the worker one at a time through the keeper, which watches what
+each one does to its arguments (:mod:`grader.relay`); answers come back in a
+format that cannot execute code (:mod:`grader.worker`). When the student's code calls another graded
 function, the worker asks back and the reference runs here.
 
 Limits: a time limit per call, enforced from outside (the warden SIGKILLs every
@@ -25,7 +26,6 @@ from . import EXERCISES, worker
 from .intake import Intake
 from .sandbox import (
     START_TIMEOUT,
-    WARDEN_TIMEOUT,
     Deadline,
     Deadlined,
     Limits,
@@ -71,7 +71,7 @@ def _signal_name(number: int) -> str:
 
 
 class Sandboxed(Deadlined):
-    """Runs one student's file in a sandbox: a worker for calls, a fresh child per audited call."""
+    """Runs one student's file in a sandbox: a worker for its calls, each one watched by the keeper."""
 
     def __init__(
         self, intake: Intake, *, helpers: dict | None, level: str = "namespaces", limits: Limits | None = None
@@ -246,6 +246,12 @@ class Sandboxed(Deadlined):
             raise StudentError(
                 f"{_subject(name)} sent back something the grader does not accept: {err}."
             ) from None
+        if message is not None and message.get("type") == "unreadable":  # said by the keeper
+            self._end_worker()
+            raise StudentError(
+                f"{_subject(name)} sent back something the grader does not accept: "
+                f"{str(message.get('message'))[:300]}."
+            )
         if message is None:
             why = self._death(name)
             if name in self.stuck:
@@ -307,44 +313,16 @@ class Sandboxed(Deadlined):
                 if reply.get("type") != "outcome":
                     self._end_worker()
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
-                return self._checked(name, reply, audited=False)
+                return self._checked(name, reply)
         except StudentTimeout as stop:
             self.stuck[name] = StudentTimeout(stop.message + _NOT_AGAIN)
             raise
 
-    def audited_call(self, exercise: str, name: str, arguments: dict) -> dict:
-        """A call whose effect on its arguments is observed where the student cannot forge it.
-
-        The warden runs it in a fresh child and ends every process of the
-        student's (this worker too) before it compares the arguments.
-        """
-        self._may_call(name)
-        self._close_pipes()
-        request = {
-            "type": "audit",
-            "exercise": exercise,
-            "name": name,
-            "kwargs": arguments,
-            "load_seconds": START_TIMEOUT,
-            "call_seconds": self.limits.call_timeout,
-        }
-        try:
-            self._ensure_begun()
-            reply = self.warden.request(
-                request, START_TIMEOUT + self.limits.call_timeout + WARDEN_TIMEOUT, keeper=True
-            )
-        except WardenLost:
-            reply = None
-        if reply is None:
-            self._lost(name)
-            self._raise_stuck(name)
-        if reply.get("kind") == "timeout":
-            if reply.get("phase") == "load":
-                raise StudentTimeout(f"Your file did not finish loading within {START_TIMEOUT:g} s.")
-            message = f"`{name}` did not finish within {self.limits.call_timeout:g} s."
-            self.stuck[name] = StudentTimeout(message + _NOT_AGAIN)
-            raise StudentTimeout(message)
-        return self._checked(name, reply, audited=True)
+    def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> dict:
+        """A call for what it does to its arguments only: every call of a worker is watched
+        (:mod:`grader.relay`), so this is a call like any other whose value is not given back."""
+        outcome = self.call(exercise, name, arguments, replace=replace)
+        return {**outcome, "value": None} if outcome["ok"] else outcome
 
     def _help(self, exercise: str, request: dict) -> dict:
         """Run the reference for a graded function the student's code called.
@@ -387,22 +365,19 @@ class Sandboxed(Deadlined):
         return {"type": "return", "value": value}
 
     @staticmethod
-    def _checked(name: str, reply: dict, *, audited: bool) -> dict:
+    def _checked(name: str, reply: dict) -> dict:
         """An outcome whose every field has the expected type; values only plain numeric arrays.
 
-        Which arguments changed is taken only from the warden, never from the worker
-        that runs the student's code (that one could say anything). An audited call
-        returns no value: its checks look only at what it did to its arguments."""
+        Which arguments changed comes from the keeper, which sets it over anything the
+        worker (the student's code) put in the frame."""
         if reply.get("ok") is True:
-            if audited:  # an audited call: the verdict on the value came with it, not the value
-                mutated = reply.get("mutated", ())
-                if not isinstance(mutated, tuple) or not all(isinstance(m, str) for m in mutated):
-                    mutated = ()
-                return {"ok": True, "value": None, "mutated": mutated}
             problem = worker.check_value(name, reply.get("value"))
             if problem:
                 return {"ok": False, "kind": "return", "message": problem}
-            return {"ok": True, "value": reply["value"], "mutated": ()}
+            mutated = reply.get("mutated", ())
+            if not isinstance(mutated, tuple) or not all(isinstance(m, str) for m in mutated):
+                mutated = ()
+            return {"ok": True, "value": reply["value"], "mutated": mutated}
         kind = reply.get("kind")
         raised = reply.get("raised", ())
         message = reply.get("message")

@@ -104,7 +104,7 @@ class StudentView:
             self._approve(name, theirs)
         arguments = dict(self._signatures[name].bind(*args, **kwargs).arguments)
         if audit:
-            outcome = self._executor.audited_call(self._exercise, name, arguments)
+            outcome = self._executor.audited_call(self._exercise, name, arguments, replace=self._replace())
         else:
             outcome = self._executor.call(self._exercise, name, arguments, replace=self._replace())
         if not outcome["ok"]:
@@ -197,13 +197,13 @@ class InProcess:
             outcome["value"] = _copy(outcome["value"])
         return outcome
 
-    def audited_call(self, exercise: str, name: str, arguments: dict) -> dict:
+    def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> dict:
         """A call that also reports which arrays it changed (here, in this very process)."""
         given = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in arguments.items()}
         before = {k: v.tobytes() for k, v in given.items() if isinstance(v, np.ndarray)}
         try:
             with time_limit(self.call_timeout):
-                outcome = self.program.call(exercise, name, given, copy=False)
+                outcome = self.program.call(exercise, name, given, copy=False, replace=replace)
         except Alarm:
             raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
         if outcome["ok"]:

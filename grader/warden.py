@@ -20,20 +20,17 @@ on its socket:
 ``source``
     the submission's source (the first message);
 ``spawn``
-    fork a worker (:func:`grader.worker.serve`) on the two pipes that came
-    with the request;
-``audit``
-    run one call in a fresh child and say which arguments it changed;
+    fork a worker (:func:`grader.worker.serve`) and relay its frames to and
+    from the two pipes that came with the request (:mod:`grader.relay`: every
+    call's effect on its arguments is seen there, where the worker cannot hide it);
 ``status``
     how the worker ended.
 """
 
 from __future__ import annotations
 
-import fcntl
 import mmap
 import os
-import resource
 import select
 import shutil
 import signal
@@ -44,35 +41,13 @@ import time
 import numpy as np
 
 try:
-    from .worker import (
-        MAX_ARGUMENTS,
-        MEMORY_LIMIT,
-        OUTCOME_FIELDS,
-        Channel,
-        LoadProblem,
-        Program,
-        WireError,
-        compile_or_problem,
-        encode,
-        layout,
-        place,
-        serve,
-    )
-except ImportError:  # in the sandbox: the two files side by side, no package
-    from worker import (
-        MAX_ARGUMENTS,
-        MEMORY_LIMIT,
-        OUTCOME_FIELDS,
-        Channel,
-        LoadProblem,
-        Program,
-        WireError,
-        compile_or_problem,
-        encode,
-        layout,
-        place,
-        serve,
-    )
+    from .relay import Relay, watch
+    from .seccomp import refuse_new_tasks, refuse_system_calls
+    from .worker import MAX_ARGUMENTS, MEMORY_LIMIT, Channel, WireError, compile_or_problem, serve
+except ImportError:  # in the sandbox: the files side by side, no package
+    from relay import Relay, watch
+    from seccomp import refuse_new_tasks, refuse_system_calls
+    from worker import MAX_ARGUMENTS, MEMORY_LIMIT, Channel, WireError, compile_or_problem, serve
 
 #: Seconds the warden waits for the processes it killed to be gone.
 REAP_SECONDS = 5.0
@@ -80,21 +55,6 @@ REAP_SECONDS = 5.0
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
 #: What a keeper accepts as a submission's source (the trusted side sends at most 4 MiB).
 MAX_SOURCE = 8 << 20
-
-
-class _Expired(Exception):
-    """A child did not answer in time."""
-
-
-def _until(deadline: float):
-    """A Channel ``wait`` hook that gives up at ``deadline`` (time.monotonic)."""
-
-    def wait(fd: int) -> None:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise _Expired()
-
-    return wait
 
 
 class _Control(Channel):
@@ -124,20 +84,24 @@ class _Control(Channel):
 
 
 def _serve_requests(channel: _Control, handlers: dict, on_end) -> None:
-    """Answer requests until the trusted side closes the channel; a handler that raises is
-    a bug of the grader's, said as a ``fault`` (never blamed on the student)."""
+    """Answer requests until the trusted side closes the channel."""
     while True:
         try:
             request = channel.receive()
         except (EOFError, WireError):
             on_end()
             return
-        handler = handlers.get(request.get("type"))
-        try:
-            reply = handler(request) if handler else {"type": "fault", "message": "unknown request"}
-        except Exception as err:  # noqa: BLE001 - a bug of the grader's: say so, never blame the student
-            reply = {"type": "fault", "message": f"{type(err).__name__}: {err}"[:500]}
-        channel.send(reply)
+        channel.send(_handled(handlers, request))
+
+
+def _handled(handlers: dict, request: dict) -> dict:
+    """The reply to a request; a handler that raises is a bug of the grader's, said as a
+    ``fault`` (never blamed on the student)."""
+    handler = handlers.get(request.get("type"))
+    try:
+        return handler(request) if handler else {"type": "fault", "message": "unknown request"}
+    except Exception as err:  # noqa: BLE001 - a bug of the grader's: say so, never blame the student
+        return {"type": "fault", "message": f"{type(err).__name__}: {err}"[:500]}
 
 
 def _become_child(keep: list[int]) -> None:
@@ -276,20 +240,38 @@ class Warden:
 
 
 class Keeper:
-    """One submission's process inside the sandbox: it holds the source and forks the worker
-    and each audited call. It never runs student code either; the warden ends it with the
-    rest of the submission."""
+    """One submission's process inside the sandbox: it holds the source, forks the worker and
+    stands between it and the trusted side (:class:`grader.relay.Relay`), so that every call's
+    effect on its arguments is seen where the student cannot hide it. It never runs student
+    code either; the warden ends it with the rest of the submission."""
 
     def __init__(self, sock_fd: int, workdir: str, memory: int):
         self.channel = _Control(socket.socket(fileno=sock_fd))
         self.filename = os.path.join(workdir, "attention.py")
         self.raw, self.exercises, self.compiled = b"", (), None
-        self.worker: int | None = None
+        self.relay: Relay | None = None
+        self.handlers = {"source": self.source, "spawn": self.spawn, "status": self.status}
+        # the calls' arguments: made before any worker is forked, so each one shares it
+        self.arena = mmap.mmap(-1, MAX_ARGUMENTS)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # the relay waits for it
         MEMORY_LIMIT[0] = memory
 
     def run(self) -> None:
-        handlers = {"source": self.source, "spawn": self.spawn, "audit": self.audit, "status": self.status}
-        _serve_requests(self.channel, handlers, lambda: None)
+        """Answer the trusted side and relay the worker's frames until the trusted side is gone."""
+        while True:
+            watched = [self.channel.fd_in] + (self.relay.readable() if self.relay else [])
+            for fd in select.select(watched, [], [])[0]:
+                if fd != self.channel.fd_in:
+                    self.relay.ready(fd)
+                    continue
+                while True:  # every request that came in, one reply each
+                    try:
+                        request = self.channel.receive()
+                    except (EOFError, WireError):
+                        return
+                    self.channel.send(_handled(self.handlers, request))
+                    if not self.channel.buffer:
+                        break
 
     def source(self, request: dict) -> dict:
         """The submission: keep it, compile it (which runs nothing of it), write it as its file."""
@@ -307,171 +289,67 @@ class Keeper:
         return {"type": "held"}
 
     def spawn(self, request: dict) -> dict:
-        """Fork a worker that serves the trusted side on the two descriptors just received."""
+        """Fork a worker, and relay between it and the trusted side's two descriptors just received."""
         fds = self.channel.take_fds(2)
         if len(fds) != 2:
             for fd in fds:
                 os.close(fd)
             return {"type": "spawned", "problem": "no channel for the worker"}
         self._end_worker()
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
         try:
             pid = os.fork()
         except OSError as err:
-            for fd in fds:
+            for fd in (*fds, down_r, down_w, up_r, up_w):
                 os.close(fd)
             return {"type": "spawned", "problem": f"could not start a process ({err.strerror})"}
         if pid == 0:
             try:
-                _become_child(fds)
+                _become_child([down_r, up_w])
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                refuse_new_tasks()
                 sys.argv = [self.filename]
-                serve(Channel(fds[0], fds[1]), self.raw, self.filename, self.compiled)
+                serve(Channel(down_r, up_w), self.raw, self.filename, self.arena, self.compiled)
             finally:
                 os._exit(0)
-        for fd in fds:
-            os.close(fd)
-        self.worker = pid
+        os.close(down_r)
+        os.close(up_w)
+        watch(up_r, pid)  # before the worker is sent anything: it writes nothing before
+        self.relay = Relay(fds[0], fds[1], down_w, up_r, pid, self.arena)
         return {"type": "spawned"}
 
     def status(self, request: dict) -> dict:
         """How the worker ended (its exit code, negative for a signal), waiting a little for it."""
-        pid, deadline = self.worker, time.monotonic() + float(request.get("wait", 2.0))
-        while pid is not None:
+        relay, deadline = self.relay, time.monotonic() + float(request.get("wait", 2.0))
+        while relay is not None:
+            if relay.ended is not None:
+                self._end_worker()
+                return {"type": "status", "code": os.waitstatus_to_exitcode(relay.ended)}
             try:
-                done, status = os.waitpid(pid, os.WNOHANG)
+                done, status = os.waitpid(relay.pid, os.WNOHANG)
             except ChildProcessError:
                 break
             if done:
-                self.worker = None
-                return {"type": "status", "code": os.waitstatus_to_exitcode(status)}
+                relay.ended = status
+                continue
             if time.monotonic() > deadline:
                 return {"type": "status", "alive": True}
             time.sleep(0.01)
         return {"type": "status", "code": None}
 
     def _end_worker(self) -> None:
-        """SIGKILL the worker (and its process group) and collect it, with any other child."""
-        if self.worker is not None:
-            for kill in (os.killpg, os.kill):
+        """SIGKILL the worker and collect it, with any other child; its relay closes."""
+        relay, self.relay = self.relay, None
+        if relay is not None:
+            relay.close()
+            if relay.ended is None:
                 try:
-                    kill(self.worker, signal.SIGKILL)
-                except OSError:
+                    os.kill(relay.pid, signal.SIGKILL)
+                    os.waitpid(relay.pid, 0)
+                except (OSError, ChildProcessError):
                     pass
-            try:
-                os.waitpid(self.worker, 0)
-            except ChildProcessError:
-                pass
-            self.worker = None
         _reap()
-
-    def audit(self, request: dict) -> dict:
-        """One call whose effect on its arguments is known for sure.
-
-        A fresh child loads the file and runs the call on arguments placed in
-        memory that only it and the keeper share (made after every other child
-        was forked). The kernel kills the child as it answers, so nothing can put
-        the arguments back before the keeper compares them with its snapshot.
-        """
-        self._end_worker()
-        kwargs = request["kwargs"]
-        places, size = layout(kwargs)
-        if size > MAX_ARGUMENTS:
-            return {
-                "type": "outcome",
-                "ok": False,
-                "kind": "raised",
-                "message": "arguments too large to audit",
-            }
-        arena = mmap.mmap(-1, size)
-        views = place(arena, kwargs, places)
-        snapshots = {}
-        for key in places:
-            views[key][...] = kwargs[key]
-            snapshots[key] = bytes(views[key].tobytes())
-        try:
-            outcome = self._audited(request, arena, places)
-        finally:
-            _reap()
-        mutated = [key for key, before in snapshots.items() if views[key].tobytes() != before]
-        del views
-        try:
-            arena.close()
-        except BufferError:  # a view still held somewhere: the memory goes with it
-            pass
-        return {**outcome, "type": "outcome", "mutated": mutated}
-
-    def _audited(self, request: dict, arena, places: dict) -> dict:
-        """The outcome of the call in its own child, in fields of the expected types only."""
-        name = request["name"]
-        down_r, down_w = os.pipe()
-        up_r, up_w = os.pipe()
-        answer_r, answer_w = os.pipe()  # the call's outcome, and nothing else, comes this way
-        try:
-            pid = os.fork()
-        except OSError as err:
-            for fd in (down_r, down_w, up_r, up_w, answer_r, answer_w):
-                os.close(fd)
-            return {
-                "ok": False,
-                "kind": "raised",
-                "message": f"`{name}` could not be started ({err.strerror}).",
-            }
-        if pid == 0:
-            try:
-                _become_child([down_r, up_w, answer_w])
-                _audit_child(self, arena, Channel(down_r, up_w), answer_w)
-            finally:
-                os._exit(0)
-        for fd in (down_r, up_w, answer_w):
-            os.close(fd)
-        phase = "load"
-        try:
-            link = Channel(up_r, down_w, wait=_until(time.monotonic() + float(request["load_seconds"])))
-            answer = Channel(answer_r, down_w)
-            _kill_on_answer(answer_r, pid)
-            link.send({"type": "load"})  # the child loads the file only once its answer is watched
-            loaded = link.receive()
-            if loaded.get("problem"):
-                return {"ok": False, "kind": "raised", "message": str(loaded["problem"])[:2000]}
-            phase = "call"
-            answer.wait = _until(time.monotonic() + float(request["call_seconds"]))
-            scalars = {k: v for k, v in request["kwargs"].items() if k not in places}
-            link.send(
-                {
-                    "type": "go",
-                    "exercise": request["exercise"],
-                    "name": name,
-                    "scalars": scalars,
-                    "places": places,
-                }
-            )
-            return _plain_outcome(answer.receive(), name)
-        except _Expired:
-            return {"ok": False, "kind": "timeout", "phase": phase, "message": ""}
-        except (EOFError, WireError, OSError, AttributeError, TypeError, ValueError):
-            return {"ok": False, "kind": "raised", "message": f"`{name}` stopped before it answered."}
-        finally:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-            for fd in (up_r, down_w, answer_r):
-                os.close(fd)
-
-
-def _plain_outcome(outcome, name: str) -> dict:
-    """What an audited child said, reduced to the fields an outcome has, each of its type: a
-    child runs the student's code, so it may say anything."""
-    if not isinstance(outcome, dict):
-        raise WireError("not an outcome")
-    plain = {}
-    for key, kind in OUTCOME_FIELDS.items():
-        value = outcome.get(key)
-        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
-            plain[key] = value
-    if plain.get("ok") is not True:
-        plain["ok"] = False
-        plain.setdefault("message", f"`{name}` failed.")
-    return plain
 
 
 def _reap() -> None:
@@ -507,121 +385,6 @@ def _children_of(pid: int) -> list[int]:
             return [int(n) for n in f.read().split()]
     except (OSError, ValueError):
         return []
-
-
-def _kill_on_answer(fd: int, pid: int) -> None:
-    """Have the kernel SIGKILL process ``pid`` as soon as it writes anything to the pipe read by
-    ``fd``: the signal is pending before its write returns, so not one more of its instructions
-    runs (it has no thread or process beside it to run any either)."""
-    fcntl.fcntl(fd, fcntl.F_SETOWN, pid)
-    fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGKILL)
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
-
-
-def _audit_child(keeper: Keeper, arena, link: Channel, answer: int) -> None:
-    """An audited call's process: load the file, wait for "go", call on the shared arrays,
-    write the outcome (without the returned array: one small write) and be killed for it.
-
-    To the student's code it looks like any call of the worker: the same ``sys.argv``, the
-    arguments laid out the same way in memory of the same kind."""
-    try:
-        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))  # no thread, no process beside this one
-    except (ValueError, OSError):
-        pass
-    sys.argv = [keeper.filename]
-    link.receive()  # "load": the answer pipe is watched from now on
-    try:
-        program = Program(keeper.raw, keeper.filename, keeper.exercises, None, compiled=keeper.compiled)
-        program.namespace("")  # load now: loading is not the call's time
-        link.send({"type": "loaded"})
-    except LoadProblem as err:
-        link.send({"type": "loaded", "problem": str(err)})
-        return
-    go = link.receive()
-    kwargs = place(arena, go["scalars"], go["places"])
-    outcome = program.call(go["exercise"], go["name"], kwargs, copy=False)
-    outcome.pop("value", None)
-    os.write(answer, encode(outcome))
-
-
-#: Per machine: the audit architecture seccomp reports, and the system calls refused in a
-#: sandbox. Each reaches memory that no resource limit counts (SysV shared memory, message
-#: queues and semaphores outlive their processes; memfd files hold pages no address-space
-#: limit sees), or does work behind the process's back (io_uring, Linux AIO), or leaves
-#: something for the next submission (POSIX message queues, kernel keyring keys), or moves
-#: the student's processes onto a core the grader did not give them.
-_REFUSED = {
-    "x86_64": (
-        0xC000003E,
-        {
-            "shmget": 29,
-            "semget": 64,
-            "msgget": 68,
-            "memfd_create": 319,
-            "io_setup": 206,
-            "mq_open": 240,
-            "add_key": 248,
-            "request_key": 249,
-            "keyctl": 250,
-            "sched_setaffinity": 203,
-        },
-    ),
-    "aarch64": (
-        0xC00000B7,
-        {
-            "shmget": 194,
-            "semget": 190,
-            "msgget": 186,
-            "memfd_create": 279,
-            "io_setup": 0,
-            "mq_open": 180,
-            "add_key": 217,
-            "request_key": 218,
-            "keyctl": 219,
-            "sched_setaffinity": 122,
-        },
-    ),
-}
-_REFUSED_EVERYWHERE = {"io_uring_setup": 425, "memfd_secret": 447}
-
-
-def refuse_system_calls() -> bool:
-    """Install a seccomp filter (inherited by every child) under which the calls in _REFUSED
-    fail with EPERM, as do all calls of another architecture's ABI. False where it cannot be."""
-    import ctypes
-    import platform
-
-    known = _REFUSED.get(platform.machine())
-    if known is None or not sys.platform.startswith("linux"):
-        return False
-    arch, numbers = known
-    refused = sorted({*numbers.values(), *_REFUSED_EVERYWHERE.values()})
-    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    allow, deny = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
-    checks = [(jge, 0x40000000)] if arch == 0xC000003E else []  # the x32 ABI's numbers
-    checks += [(jeq, n) for n in refused]
-    program = [(load, 0, 0, 4), (jeq, 0, len(checks) + 2, arch), (load, 0, 0, 0)]
-    for i, (op, number) in enumerate(checks):
-        program.append((op, len(checks) - i, 0, number))  # a match jumps to "deny"
-    program += [(ret, 0, 0, allow), (ret, 0, 0, deny)]
-
-    class Filter(ctypes.Structure):
-        _fields_ = [
-            ("code", ctypes.c_ushort),
-            ("jt", ctypes.c_ubyte),
-            ("jf", ctypes.c_ubyte),
-            ("k", ctypes.c_uint),
-        ]
-
-    class Fprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
-
-    filters = (Filter * len(program))(*[Filter(*instruction) for instruction in program])
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS: required to install a filter
-        return False
-    fprog = Fprog(len(program), filters)
-    return libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
 
 
 def _prctl(option: int, value: int) -> None:

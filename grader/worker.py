@@ -22,7 +22,6 @@ import mmap
 import os
 import select
 import struct
-import sys
 import tokenize
 import traceback
 
@@ -273,6 +272,8 @@ def describe_exception(err: BaseException, text: str, filename: str) -> str:
         lines = text.splitlines()
         code = lines[found - 1].strip() if 0 < found <= len(lines) else ""
         where = f" at line {found}" + (f": `{code}`" if code else "")
+    if isinstance(err, RuntimeError) and "can't start new thread" in message:
+        message += "; the grader runs your code as one thread of one process"
     return f"raised {type(err).__name__}{where}" + (f" ({message})" if message else "")
 
 
@@ -392,10 +393,6 @@ class Program:
         return {"ok": True, "value": value}
 
 
-#: The fields an outcome of a call may have besides its value, with their types.
-OUTCOME_FIELDS = {"ok": bool, "kind": str, "message": str, "raised": tuple, "phase": str}
-
-
 def check_value(name: str, value) -> str:
     """Why ``value`` may not be returned ('' if it may): plain numeric arrays or tuples of them."""
     if type(value) is tuple:
@@ -418,8 +415,7 @@ MAX_ARGUMENTS = 16 << 20
 
 def layout(kwargs: dict) -> tuple[dict, int]:
     """Where a call's array arguments go in its memory: ``{name: [offset, dtype, shape]}`` and the
-    size of that memory (whole pages). Every call of a sandboxed worker, audited or not, gets its
-    arrays this way, so nothing about an argument tells an audited call from another."""
+    size of that memory (whole pages)."""
     places, offset = {}, 0
     for key, value in kwargs.items():
         if isinstance(value, np.ndarray):
@@ -436,29 +432,12 @@ def place(memory, kwargs: dict, places: dict) -> dict:
     return given
 
 
-def arguments_in_memory(kwargs: dict, kept: dict) -> dict:
-    """The call's arguments, its arrays copied into anonymous memory.
-
-    ``kept`` (size -> memory) lets a worker use the memory of an earlier call of the same
-    size again, once nothing refers to it any more (no array of the student's is a view of it):
-    a system call and a page fault fewer per call."""
-    places, size = layout(kwargs)
-    if size > MAX_ARGUMENTS:
-        raise WireError(f"arguments of {size:,} bytes")
-    memory = kept.get(size)
-    if memory is None or sys.getrefcount(memory) > 3:  # kept, here, and the call: nothing else
-        memory = kept[size] = mmap.mmap(-1, size)
-    given = place(memory, kwargs, places)
-    for key in places:
-        given[key][...] = kwargs[key]
-    return given
-
-
 # ----------------------------------------------------------------------------- the worker
 
 
-def serve(channel: Channel, raw: bytes, filename: str, compiled=None) -> None:
-    """Answer the trusted side's calls on ``channel`` until it closes it."""
+def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> None:
+    """Answer the trusted side's calls on ``channel`` until it closes it. Each call's arrays
+    are in ``arena``, memory the keeper shares with this process (:mod:`grader.relay`)."""
 
     def helper(name):
         def stand_in(*args, **kwargs):
@@ -481,20 +460,19 @@ def serve(channel: Channel, raw: bytes, filename: str, compiled=None) -> None:
     except LoadProblem as err:
         channel.send({"type": "load_failed", "problem": str(err)})
         return
-    arenas: dict = {}  # the memory of earlier calls' arguments, by size, to use again
     while True:
         try:
             request = channel.receive()
         except EOFError:
             return
-        channel.send(_answer(program, request, arenas))  # nothing of the call is kept past it
+        channel.send(_answer(program, request, arena))  # nothing of the call is kept past it
 
 
-def _answer(program: Program, request: dict, arenas: dict) -> dict:
+def _answer(program: Program, request: dict, arena) -> dict:
     """The outcome of one requested call, as the frame that answers it."""
     replace = request.get("replace")
     if replace is not None and not (isinstance(replace, tuple) and all(isinstance(n, str) for n in replace)):
         replace = None
-    kwargs = arguments_in_memory(request["kwargs"], arenas)
+    kwargs = place(arena, request["scalars"], request["places"])
     outcome = program.call(request["exercise"], request["name"], kwargs, copy=False, replace=replace)
     return {**outcome, "type": "outcome"}

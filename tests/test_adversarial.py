@@ -89,14 +89,7 @@ ESTIMATE = {
 WAITING = ("callback_reply_never_read", "reply_pipe_closed_at_import")
 GRADER_BUG = "probably a bug in the grader"
 
-KNOWN_WEAKNESSES: dict[str, str] = {
-    "audit_told_by_call_count": (
-        "An audited call runs in a child forked for it alone, so it is always the first call its "
-        "process makes; a file that counts its calls can keep the in-place bug everywhere else. "
-        "Hiding that needs every call audited (a fresh process per call, several times slower) or "
-        "the worker's own calls watched where the student cannot undo a change."
-    ),
-}
+KNOWN_WEAKNESSES: dict[str, str] = {}
 
 
 # ----------------------------------------------------------------------------- host side

@@ -108,11 +108,11 @@ def test_a_failure_of_the_warden_is_the_graders_not_the_students():
     warden = Warden("process", 2 << 30)
     try:
         with pytest.raises(WardenFault, match="unknown request"):
-            warden.request({"type": "audit"})  # the warden itself runs nothing of a submission
+            warden.request({"type": "source"})  # the warden itself never holds a submission
         assert warden.proc is None
         warden.begin(object(), b"x = 1\n", ("f",), 2 << 30)
         with pytest.raises(WardenFault, match="KeyError"):
-            warden.request({"type": "audit"}, keeper=True)  # a request without its fields
+            warden.request({"type": "source"}, keeper=True)  # a request without its fields
         assert warden.proc is None and warden.keeper is None
         assert warden.request({"type": "reset"})["type"] == "clean"
         assert warden.boots == 3

@@ -205,6 +205,41 @@ def test_memory_no_limit_counts_is_out_of_reach(tmp_path):
     }
 
 
+def test_a_worker_starts_no_process_and_no_thread(tmp_path):
+    """A process of the worker's own would share the memory the keeper watches and could wake
+    the worker while the keeper looks at it; a thread could put an argument back between the
+    worker's answer and its freeze: fork, vfork, clone, subprocess and threads are refused."""
+    seen = observe(
+        tmp_path,
+        """
+        import errno, subprocess, threading
+        def refused(start):
+            try:
+                start()
+            except OSError as err:
+                return err.errno == errno.EPERM
+            return False
+        seen["fork"] = refused(os.fork)
+        seen["popen"] = refused(lambda: subprocess.Popen(["/bin/true"]))
+        import ctypes, platform
+        libc = ctypes.CDLL(None, use_errno=True)
+        vfork = {"x86_64": 58}.get(platform.machine())
+        if vfork is not None:
+            seen["vfork"] = libc.syscall(vfork) == -1 and ctypes.get_errno() == errno.EPERM
+        # a raw clone without CLONE_THREAD (flags SIGCHLD only), as fork makes it
+        clone = {"x86_64": 56, "aarch64": 220}[platform.machine()]
+        seen["clone"] = libc.syscall(clone, 17, 0, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM
+        try:
+            threading.Thread(target=print).start()
+            seen["thread"] = False
+        except RuntimeError:
+            seen["thread"] = True
+    """,
+    )
+    assert seen.pop("vfork", True) is True
+    assert seen == {"fork": True, "popen": True, "clone": True, "thread": True}
+
+
 LEAVER = """
 import os, subprocess
 
@@ -214,8 +249,11 @@ if not os.path.exists("left-here"):
     os.makedirs("locked/inner", exist_ok=True)
     open("locked/inner/file", "w").write("{marker}")
     os.chmod("locked", 0)
-    subprocess.Popen(["/bin/sh", "-c", "sleep 120", "{marker}"], start_new_session=True,
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:  # a worker may start no process: this one is refused
+        subprocess.Popen(["/bin/sh", "-c", "sleep 120", "{marker}"], start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        pass
 """
 
 

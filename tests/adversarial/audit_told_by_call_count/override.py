@@ -1,6 +1,6 @@
 # Tampering: apply_causal_mask has the in-place bug except on the first call its process makes.
-# An audited call runs in a fresh child, where it is always the first; the worker's later calls
-# are not.
+# When the watched call ran in a child forked for it alone, it was always the first; now every
+# call of the worker is watched, the later ones too.
 import builtins
 
 

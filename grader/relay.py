@@ -1,0 +1,281 @@
+"""A keeper's watch over its worker: every call's arguments, seen as the worker answers.
+
+Self-contained (standard library, numpy and :mod:`grader.worker`): it runs in the
+sandbox's keeper. The keeper stands between the trusted side and the worker it
+forked, and every frame passes through a :class:`Relay`:
+
+* each call's arrays are laid out by the keeper in memory it shares with the
+  worker (made before the worker was forked), and the keeper keeps their bytes;
+* the keeper holds the read end of the worker's answers with ``O_ASYNC`` and
+  ``F_SETSIG`` = SIGSTOP, with the worker as its owner: the kernel freezes the
+  worker (one thread, see below) at every write. While it is frozen the keeper reads
+  what it wrote and compares the arguments with its copy, then lets it go on;
+* the frame that answers the call carries the verdict of the moment its first
+  byte was written (``mutated``), set by the keeper over whatever the worker said.
+
+So every call is watched the same way: no call of the student's can tell that it
+is the one whose effect on its arguments counts. The worker may start no process
+and no thread (:func:`grader.seccomp.refuse_new_tasks`): a process would share
+the watched memory and could wake the worker while the keeper looks, and a
+thread could put the arguments back between the write and the freeze.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import struct
+import time
+
+try:
+    from .worker import MAX_HEADER, MAX_PAYLOAD, Channel, WireError, encode, layout, place, read_frame
+except ImportError:  # in the sandbox: the files side by side, no package
+    from worker import MAX_HEADER, MAX_PAYLOAD, Channel, WireError, encode, layout, place, read_frame
+
+#: How long the keeper waits for the worker to be frozen after it wrote (it takes microseconds).
+FREEZE_SECONDS = 2.0
+
+
+class Unwatched(Exception):
+    """The worker wrote something without the kernel freezing it: its answer cannot be trusted."""
+
+
+class Frames:
+    """Frames cut out of a byte stream as it arrives, each with the verdict of the write that
+    brought its first byte."""
+
+    def __init__(self):
+        self.buffer = bytearray()
+        self.size: int | None = None  # the whole length of the frame at the head, once known
+        self.verdict: tuple[str, ...] = ()  # of the frame at the head
+
+    def feed(self, data: bytes, verdict: tuple[str, ...]) -> list[tuple[dict, tuple[str, ...]]]:
+        """The frames completed by ``data`` (written at one moment, when ``verdict`` held), each
+        with its own verdict. Raises WireError for a stream that breaks the format."""
+        if not self.buffer:
+            self.verdict = verdict
+        self.buffer += data
+        done = []
+        while True:
+            if self.size is None:
+                self.size = _frame_size(self.buffer)
+                if self.size is None:
+                    return done
+            if len(self.buffer) < self.size:
+                return done
+            frame = bytes(self.buffer[: self.size])
+            del self.buffer[: self.size]
+            self.size = None
+            done.append((read_frame(_reader(frame)), self.verdict))
+            self.verdict = verdict  # the next frame began within this same write
+
+
+def _frame_size(buffer: bytearray) -> int | None:
+    """The length of the frame at the head of ``buffer`` once its header is all there."""
+    if len(buffer) < 4:
+        return None
+    (size,) = struct.unpack(">I", buffer[:4])
+    if size > MAX_HEADER:
+        raise WireError(f"a message header of {size} bytes")
+    if len(buffer) < 4 + size:
+        return None
+    try:
+        sizes = json.loads(bytes(buffer[4 : 4 + size]))["payloads"]
+        total = sum(int(n) for n in sizes)
+        if any(int(n) < 0 for n in sizes):
+            raise ValueError
+    except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
+        raise WireError("malformed message") from None
+    if total > MAX_PAYLOAD:
+        raise WireError(f"an array of {total:,} bytes (at most {MAX_PAYLOAD:,} are accepted)")
+    return 4 + size + total
+
+
+def _reader(frame: bytes):
+    view, at = memoryview(frame), [0]
+
+    def read(n: int) -> bytes:
+        chunk = bytes(view[at[0] : at[0] + n])
+        at[0] += len(chunk)
+        return chunk
+
+    return read
+
+
+def watch(fd: int, pid: int) -> None:
+    """Have the kernel stop process ``pid`` each time it writes to the pipe read by ``fd``."""
+    fcntl.fcntl(fd, fcntl.F_SETOWN, pid)
+    fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGSTOP)
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC | os.O_NONBLOCK)
+
+
+class Relay:
+    """Between the trusted side (``trusted_in``/``trusted_out``) and a worker (``pid``, written
+    to on ``worker_in``, read on ``worker_out``, which :func:`watch` watches).
+
+    The keeper calls :meth:`readable` for the descriptors to wait on and :meth:`ready` for each
+    one that can be read; :attr:`ended` is the worker's wait status once it is gone (the keeper
+    must not wait for that process itself: the relay does).
+    """
+
+    def __init__(self, trusted_in: int, trusted_out: int, worker_in: int, worker_out: int, pid: int, arena):
+        self.trusted = Channel(trusted_in, trusted_out)
+        self.worker_in, self.worker_out, self.pid, self.arena = worker_in, worker_out, pid, arena
+        self.frames = Frames()
+        self.watched: dict = {}  # argument name -> (its view of the arena, its bytes as placed)
+        self.ended: int | None = None
+        self.open_in, self.open_out = True, True  # the trusted side's requests, the worker's answers
+
+    def readable(self) -> list[int]:
+        return [
+            fd
+            for fd, is_open in ((self.trusted.fd_in, self.open_in), (self.worker_out, self.open_out))
+            if is_open
+        ]
+
+    def ready(self, fd: int) -> None:
+        if fd == self.worker_out:
+            self._from_worker()
+        else:
+            self._from_trusted()
+
+    def close(self) -> None:
+        for fd, is_open in (
+            (self.trusted.fd_in, self.open_in),
+            (self.worker_out, self.open_out),
+            (self.trusted.fd_out, self.open_out),
+            (self.worker_in, self.open_in),
+        ):
+            if is_open:
+                os.close(fd)
+        self.open_in = self.open_out = False
+        self.watched = {}
+
+    # -- down: the trusted side's requests
+
+    def _from_trusted(self) -> None:
+        while True:
+            try:
+                message = self.trusted.receive()
+            except (EOFError, WireError):  # the trusted side is done: so is the worker
+                self._close_down()
+                return
+            self._down(message)
+            if not self.trusted.buffer:
+                return
+
+    def _close_down(self) -> None:
+        if self.open_in:
+            self.open_in = False
+            os.close(self.trusted.fd_in)
+            os.close(self.worker_in)
+
+    def _down(self, message: dict) -> None:
+        if message.get("type") == "call":
+            message = self._placed(message)
+            if message is None:
+                return
+        view = memoryview(encode(message))
+        try:
+            while view:
+                view = view[os.write(self.worker_in, view) :]
+        except OSError:
+            pass  # the worker is gone: its answers' end says how
+
+    def _placed(self, message: dict) -> dict | None:
+        """A call with its arrays placed in the shared memory: only where they are goes down."""
+        kwargs = message.pop("kwargs")
+        places, size = layout(kwargs)
+        if size > len(self.arena):
+            self._up({"type": "outcome", "ok": False, "kind": "raised", "message": "arguments too large"})
+            return None
+        views = place(self.arena, {}, places)
+        self.watched = {}
+        for key in places:
+            views[key][...] = kwargs[key]
+            self.watched[key] = (views[key], views[key].tobytes())
+        message["scalars"] = {k: v for k, v in kwargs.items() if k not in places}
+        message["places"] = places
+        return message
+
+    # -- up: the worker's answers
+
+    def _from_worker(self) -> None:
+        try:
+            frozen = self._frozen()
+        except Unwatched:
+            self._refuse("it wrote to the grader in a way the grader cannot watch")
+            return
+        data, closed = self._drain()
+        verdict = tuple(key for key, (view, before) in self.watched.items() if view.tobytes() != before)
+        if frozen:
+            os.kill(self.pid, signal.SIGCONT)
+        try:
+            for frame, mutated in self.frames.feed(data, verdict):
+                if frame.get("type") == "outcome":
+                    frame["mutated"] = mutated  # the keeper's word, over anything the worker said
+                    self.watched = {}
+                self._up(frame)
+        except WireError as err:
+            self._refuse(str(err))
+            return
+        if closed:
+            self._close_up()
+
+    def _frozen(self) -> bool:
+        """Wait until the write that woke the keeper has frozen the worker: True once it is
+        stopped, False if it is gone. Raises Unwatched if it wrote and runs on."""
+        if self.ended is not None:
+            return False
+        deadline = time.monotonic() + FREEZE_SECONDS
+        while True:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG | os.WUNTRACED)
+            except ChildProcessError:
+                return False
+            if pid:
+                if os.WIFSTOPPED(status):
+                    return True
+                self.ended = status
+                return False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Unwatched()
+            signal.sigtimedwait([signal.SIGCHLD], left)  # the keeper keeps SIGCHLD blocked
+
+    def _drain(self) -> tuple[bytes, bool]:
+        """Everything the worker has written, and whether its end of the pipe is closed."""
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(self.worker_out, 1 << 16)
+            except BlockingIOError:
+                return b"".join(chunks), False
+            if not chunk:
+                return b"".join(chunks), True
+            chunks.append(chunk)
+
+    def _up(self, message: dict) -> None:
+        if self.open_out:
+            try:
+                self.trusted.send(message)
+            except OSError:
+                pass
+
+    def _refuse(self, why: str) -> None:
+        """The worker broke the format or the watch: the trusted side hears why, then the end."""
+        self._up({"type": "unreadable", "message": why})
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._close_up()
+
+    def _close_up(self) -> None:
+        if self.open_out:
+            self.open_out = False
+            os.close(self.worker_out)
+            os.close(self.trusted.fd_out)
+        self.watched = {}
