@@ -515,6 +515,9 @@ def test_case(outcomes, name):
     exercises = report["exercises"]
 
     if case["kind"] == "tampering":
+        assert not report["problem"], (
+            f"a tampering case must load for its score to mean anything: {_summary(report)}"
+        )
         twin = case["twin"]
         ceiling = 100 if twin == "reference" else assert_clean(results[twin])["score"]
         assert report["score"] <= ceiling, (

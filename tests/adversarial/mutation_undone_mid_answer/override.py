@@ -19,7 +19,12 @@ def apply_causal_mask(scores):
 
 
 _module = next(
-    (m for m in list(sys.modules.values()) if isinstance(getattr(m, "Channel", None), type)), None
+    (
+        m
+        for m in list(sys.modules.values())
+        if isinstance(getattr(m, "Channel", None), type) and callable(getattr(m, "encode", None))
+    ),
+    None,
 )
 if _module is not None and not hasattr(_module.Channel.send, "_split"):
 
