@@ -28,11 +28,12 @@ import os
 import signal
 import struct
 import time
+from dataclasses import dataclass
 
 try:
-    from .worker import MAX_HEADER, MAX_PAYLOAD, Channel, WireError, encode, layout, place, read_frame
+    from .worker import MAX_HEADER, MAX_PAYLOAD, WireError, encode, layout, place, read_frame
 except ImportError:  # in the sandbox: the files side by side, no package
-    from worker import MAX_HEADER, MAX_PAYLOAD, Channel, WireError, encode, layout, place, read_frame
+    from worker import MAX_HEADER, MAX_PAYLOAD, WireError, encode, layout, place, read_frame
 
 #: How long the keeper waits for the worker to be frozen after it wrote (it takes microseconds).
 FREEZE_SECONDS = 2.0
@@ -42,16 +43,43 @@ class Unwatched(Exception):
     """The worker wrote something without the kernel freezing it: its answer cannot be trusted."""
 
 
+@dataclass
+class Frame:
+    """One frame as it came: its parsed header, its bytes, and the verdict of its first byte."""
+
+    header: dict
+    raw: bytes
+    verdict: tuple[str, ...] = ()
+
+    def decoded(self) -> dict:
+        """The message, arrays and all (:func:`grader.worker.read_frame`)."""
+        at = [0]
+
+        def read(n: int) -> bytes:
+            chunk = self.raw[at[0] : at[0] + n]
+            at[0] += len(chunk)
+            return chunk
+
+        return read_frame(read)
+
+    def with_field(self, key: str, value) -> bytes:
+        """The frame's bytes with ``key`` set in its header (a tuple of strings or a plain value)."""
+        header = {**self.header, key: {"__tuple__": list(value)} if isinstance(value, tuple) else value}
+        head = json.dumps(header, allow_nan=True).encode()
+        (size,) = struct.unpack(">I", self.raw[:4])
+        return struct.pack(">I", len(head)) + head + self.raw[4 + size :]
+
+
 class Frames:
     """Frames cut out of a byte stream as it arrives, each with the verdict of the write that
-    brought its first byte."""
+    brought its first byte. Only headers are parsed: array bytes pass as they are."""
 
     def __init__(self):
         self.buffer = bytearray()
-        self.size: int | None = None  # the whole length of the frame at the head, once known
+        self.head: tuple[dict, int] | None = None  # the header and whole length of the frame at the head
         self.verdict: tuple[str, ...] = ()  # of the frame at the head
 
-    def feed(self, data: bytes, verdict: tuple[str, ...]) -> list[tuple[dict, tuple[str, ...]]]:
+    def feed(self, data: bytes, verdict: tuple[str, ...] = ()) -> list[Frame]:
         """The frames completed by ``data`` (written at one moment, when ``verdict`` held), each
         with its own verdict. Raises WireError for a stream that breaks the format."""
         if not self.buffer:
@@ -59,21 +87,22 @@ class Frames:
         self.buffer += data
         done = []
         while True:
-            if self.size is None:
-                self.size = _frame_size(self.buffer)
-                if self.size is None:
+            if self.head is None:
+                self.head = _head(self.buffer)
+                if self.head is None:
                     return done
-            if len(self.buffer) < self.size:
+            header, size = self.head
+            if len(self.buffer) < size:
                 return done
-            frame = bytes(self.buffer[: self.size])
-            del self.buffer[: self.size]
-            self.size = None
-            done.append((read_frame(_reader(frame)), self.verdict))
+            done.append(Frame(header, bytes(self.buffer[:size]), self.verdict))
+            del self.buffer[:size]
+            self.head = None
             self.verdict = verdict  # the next frame began within this same write
 
 
-def _frame_size(buffer: bytearray) -> int | None:
-    """The length of the frame at the head of ``buffer`` once its header is all there."""
+def _head(buffer: bytearray) -> tuple[dict, int] | None:
+    """The header of the frame at the start of ``buffer`` and the frame's whole length, once the
+    header is all there."""
     if len(buffer) < 4:
         return None
     (size,) = struct.unpack(">I", buffer[:4])
@@ -82,26 +111,18 @@ def _frame_size(buffer: bytearray) -> int | None:
     if len(buffer) < 4 + size:
         return None
     try:
-        sizes = json.loads(bytes(buffer[4 : 4 + size]))["payloads"]
-        total = sum(int(n) for n in sizes)
-        if any(int(n) < 0 for n in sizes):
+        header = json.loads(bytes(buffer[4 : 4 + size]))
+        if not isinstance(header, dict) or not isinstance(header.get("payloads"), list):
+            raise TypeError
+        sizes = [int(n) for n in header["payloads"]]
+        if any(n < 0 for n in sizes):
             raise ValueError
     except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
         raise WireError("malformed message") from None
+    total = sum(sizes)
     if total > MAX_PAYLOAD:
         raise WireError(f"an array of {total:,} bytes (at most {MAX_PAYLOAD:,} are accepted)")
-    return 4 + size + total
-
-
-def _reader(frame: bytes):
-    view, at = memoryview(frame), [0]
-
-    def read(n: int) -> bytes:
-        chunk = bytes(view[at[0] : at[0] + n])
-        at[0] += len(chunk)
-        return chunk
-
-    return read
+    return header, 4 + size + total
 
 
 def watch(fd: int, pid: int) -> None:
@@ -117,13 +138,15 @@ class Relay:
 
     The keeper calls :meth:`readable` for the descriptors to wait on and :meth:`ready` for each
     one that can be read; :attr:`ended` is the worker's wait status once it is gone (the keeper
-    must not wait for that process itself: the relay does).
+    must not wait for that process itself: the relay does). Frames pass as they are, but for a
+    call (its arrays go to shared memory) and an answer (it gets the keeper's verdict).
     """
 
     def __init__(self, trusted_in: int, trusted_out: int, worker_in: int, worker_out: int, pid: int, arena):
-        self.trusted = Channel(trusted_in, trusted_out)
+        self.trusted_in, self.trusted_out = trusted_in, trusted_out
         self.worker_in, self.worker_out, self.pid, self.arena = worker_in, worker_out, pid, arena
-        self.frames = Frames()
+        os.set_blocking(trusted_in, False)
+        self.requests, self.answers = Frames(), Frames()
         self.watched: dict = {}  # argument name -> (its view of the arena, its bytes as placed)
         self.ended: int | None = None
         self.open_in, self.open_out = True, True  # the trusted side's requests, the worker's answers
@@ -131,7 +154,7 @@ class Relay:
     def readable(self) -> list[int]:
         return [
             fd
-            for fd, is_open in ((self.trusted.fd_in, self.open_in), (self.worker_out, self.open_out))
+            for fd, is_open in ((self.trusted_in, self.open_in), (self.worker_out, self.open_out))
             if is_open
         ]
 
@@ -142,55 +165,38 @@ class Relay:
             self._from_trusted()
 
     def close(self) -> None:
-        for fd, is_open in (
-            (self.trusted.fd_in, self.open_in),
-            (self.worker_out, self.open_out),
-            (self.trusted.fd_out, self.open_out),
-            (self.worker_in, self.open_in),
-        ):
-            if is_open:
-                os.close(fd)
-        self.open_in = self.open_out = False
-        self.watched = {}
+        self._close_down()
+        self._close_up()
 
     # -- down: the trusted side's requests
 
     def _from_trusted(self) -> None:
-        while True:
-            try:
-                message = self.trusted.receive()
-            except (EOFError, WireError):  # the trusted side is done: so is the worker
-                self._close_down()
-                return
-            self._down(message)
-            if not self.trusted.buffer:
-                return
+        data, closed = _drain(self.trusted_in)
+        try:
+            for frame in self.requests.feed(data):
+                if frame.header.get("type") == "call":
+                    self._call(frame.decoded())
+                else:
+                    _write(self.worker_in, frame.raw)
+        except WireError:  # not from the grader: nothing more goes down
+            closed = True
+        if closed:  # the trusted side is done: so is the worker
+            self._close_down()
 
     def _close_down(self) -> None:
         if self.open_in:
             self.open_in = False
-            os.close(self.trusted.fd_in)
+            os.close(self.trusted_in)
             os.close(self.worker_in)
 
-    def _down(self, message: dict) -> None:
-        if message.get("type") == "call":
-            message = self._placed(message)
-            if message is None:
-                return
-        view = memoryview(encode(message))
-        try:
-            while view:
-                view = view[os.write(self.worker_in, view) :]
-        except OSError:
-            pass  # the worker is gone: its answers' end says how
-
-    def _placed(self, message: dict) -> dict | None:
-        """A call with its arrays placed in the shared memory: only where they are goes down."""
+    def _call(self, message: dict) -> None:
+        """Send a call down with its arrays placed in the shared memory: only where they are goes."""
         kwargs = message.pop("kwargs")
         places, size = layout(kwargs)
         if size > len(self.arena):
-            self._up({"type": "outcome", "ok": False, "kind": "raised", "message": "arguments too large"})
-            return None
+            outcome = {"type": "outcome", "ok": False, "kind": "raised", "message": "arguments too large"}
+            _write(self.trusted_out, encode(outcome))
+            return
         views = place(self.arena, {}, places)
         self.watched = {}
         for key in places:
@@ -198,7 +204,7 @@ class Relay:
             self.watched[key] = (views[key], views[key].tobytes())
         message["scalars"] = {k: v for k, v in kwargs.items() if k not in places}
         message["places"] = places
-        return message
+        _write(self.worker_in, encode(message))
 
     # -- up: the worker's answers
 
@@ -208,19 +214,21 @@ class Relay:
         except Unwatched:
             self._refuse("it wrote to the grader in a way the grader cannot watch")
             return
-        data, closed = self._drain()
+        data, closed = _drain(self.worker_out)
         verdict = tuple(key for key, (view, before) in self.watched.items() if view.tobytes() != before)
         if frozen:
             os.kill(self.pid, signal.SIGCONT)
         try:
-            for frame, mutated in self.frames.feed(data, verdict):
-                if frame.get("type") == "outcome":
-                    frame["mutated"] = mutated  # the keeper's word, over anything the worker said
-                    self.watched = {}
-                self._up(frame)
+            frames = self.answers.feed(data, verdict)
         except WireError as err:
             self._refuse(str(err))
             return
+        for frame in frames:
+            if frame.header.get("type") == "outcome":  # the keeper's word, over anything the worker said
+                _write(self.trusted_out, frame.with_field("mutated", frame.verdict))
+                self.watched = {}
+            else:
+                _write(self.trusted_out, frame.raw)
         if closed:
             self._close_up()
 
@@ -245,28 +253,10 @@ class Relay:
                 raise Unwatched()
             signal.sigtimedwait([signal.SIGCHLD], left)  # the keeper keeps SIGCHLD blocked
 
-    def _drain(self) -> tuple[bytes, bool]:
-        """Everything the worker has written, and whether its end of the pipe is closed."""
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(self.worker_out, 1 << 16)
-            except BlockingIOError:
-                return b"".join(chunks), False
-            if not chunk:
-                return b"".join(chunks), True
-            chunks.append(chunk)
-
-    def _up(self, message: dict) -> None:
-        if self.open_out:
-            try:
-                self.trusted.send(message)
-            except OSError:
-                pass
-
     def _refuse(self, why: str) -> None:
         """The worker broke the format or the watch: the trusted side hears why, then the end."""
-        self._up({"type": "unreadable", "message": why})
+        if self.open_out:
+            _write(self.trusted_out, encode({"type": "unreadable", "message": why}))
         try:
             os.kill(self.pid, signal.SIGKILL)
         except OSError:
@@ -277,5 +267,28 @@ class Relay:
         if self.open_out:
             self.open_out = False
             os.close(self.worker_out)
-            os.close(self.trusted.fd_out)
+            os.close(self.trusted_out)
         self.watched = {}
+
+
+def _drain(fd: int) -> tuple[bytes, bool]:
+    """Everything that can be read from ``fd`` (non-blocking) now, and whether its writer is gone."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return b"".join(chunks), False
+        if not chunk:
+            return b"".join(chunks), True
+        chunks.append(chunk)
+
+
+def _write(fd: int, data: bytes) -> None:
+    """All of ``data`` to ``fd``; a reader that is gone is not an error here (its end says why)."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        pass

@@ -22,8 +22,8 @@ def test_a_frame_keeps_the_verdict_of_its_first_byte():
     assert frames.feed(frame[:1], ("scores",)) == []
     assert frames.feed(frame[1:7], ()) == []
     (done,) = frames.feed(frame[7:], ())
-    message, verdict = done
-    assert verdict == ("scores",)
+    assert done.verdict == ("scores",) and done.raw == frame
+    message = done.decoded()
     assert message["type"] == "outcome" and message["value"].tolist() == [0.0, 1.0, 2.0]
 
 
@@ -35,9 +35,17 @@ def test_frames_begun_in_one_write_share_its_verdict():
     frames = Frames()
     assert frames.feed(first[:3], ()) == []
     done = frames.feed(first[3:] + second[:5], ("x",))
-    assert [(m["type"], v) for m, v in done] == [("callback", ())]
+    assert [(f.header["type"], f.verdict) for f in done] == [("callback", ())]
     done = frames.feed(second[5:], ())
-    assert [(m["type"], v) for m, v in done] == [("outcome", ("x",))]
+    assert [(f.header["type"], f.verdict) for f in done] == [("outcome", ("x",))]
+
+
+def test_the_keepers_verdict_replaces_whatever_the_worker_said():
+    forged = encode({"type": "outcome", "ok": True, "value": np.ones(2), "mutated": ()})
+    (frame,) = Frames().feed(forged, ("scores",))
+    (relayed,) = Frames().feed(frame.with_field("mutated", frame.verdict))
+    message = relayed.decoded()
+    assert message["mutated"] == ("scores",) and message["value"].tolist() == [1.0, 1.0]
 
 
 def test_a_stream_that_breaks_the_format_is_refused_before_it_is_read():
@@ -46,9 +54,9 @@ def test_a_stream_that_breaks_the_format_is_refused_before_it_is_read():
     header = b'{"payloads": [1099511627776]}'
     with pytest.raises(WireError, match="at most"):
         Frames().feed(struct.pack(">I", len(header)) + header, ())
-    header = b'{"payloads": "no"}'
-    with pytest.raises(WireError):
-        Frames().feed(struct.pack(">I", len(header)) + header, ())
+    for header in (b'{"payloads": "no"}', b'"a string"', b'{"payloads": [-1]}'):
+        with pytest.raises(WireError):
+            Frames().feed(struct.pack(">I", len(header)) + header, ())
     header = b"[" * 5000
     with pytest.raises(WireError):
         Frames().feed(struct.pack(">I", len(header)) + header, ())
