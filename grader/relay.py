@@ -30,13 +30,16 @@ import struct
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 try:
     from .worker import MAX_HEADER, MAX_PAYLOAD, WireError, encode, layout, place, read_frame
 except ImportError:  # in the sandbox: the files side by side, no package
     from worker import MAX_HEADER, MAX_PAYLOAD, WireError, encode, layout, place, read_frame
 
-#: How long the keeper waits for the worker to be frozen after it wrote (it takes microseconds).
-FREEZE_SECONDS = 2.0
+#: How long the keeper waits for the worker to be frozen after it wrote. It takes microseconds;
+#: on a machine too busy to give the worker that, the call's own time limit decides first.
+FREEZE_SECONDS = 30.0
 
 
 class Unwatched(Exception):
@@ -201,7 +204,8 @@ class Relay:
         self.watched = {}
         for key in places:
             views[key][...] = kwargs[key]
-            self.watched[key] = (views[key], views[key].tobytes())
+            # the bytes it was given, not read back: the worker may be writing there right now
+            self.watched[key] = (views[key], np.ascontiguousarray(kwargs[key]).tobytes())
         message["scalars"] = {k: v for k, v in kwargs.items() if k not in places}
         message["places"] = places
         _write(self.worker_in, encode(message))
