@@ -10,8 +10,14 @@ forked, and every frame passes through a :class:`Relay`:
   ``F_SETSIG`` = SIGSTOP, with the worker as its owner: the kernel freezes the
   worker (one thread, see below) at every write. While it is frozen the keeper reads
   what it wrote and compares the arguments with its copy, then lets it go on;
-* the frame that answers the call carries the verdict of the moment its first
-  byte was written (``mutated``), set by the keeper over whatever the worker said.
+* an argument counts as changed if it differed from the keeper's copy at any
+  freeze from the moment the call was placed until its answer was complete; the
+  answer carries that verdict (``mutated``), set by the keeper over whatever the
+  worker said. A file that begins its answer early, or answers in pieces, is
+  seen at each piece;
+* the worker speaks only in turn: the answer to "load" once, then, for each call,
+  its requests for the reference's functions and one answer. A frame out of
+  turn ends the worker.
 
 So every call is watched the same way: no call of the student's can tell that it
 is the one whose effect on its arguments counts. The worker may start no process
@@ -25,6 +31,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
 import signal
 import struct
 import time
@@ -42,17 +49,24 @@ except ImportError:  # in the sandbox: the files side by side, no package
 FREEZE_SECONDS = 30.0
 
 
+#: (what the worker may say now, what it said) -> what it may say next.
+_IN_TURN = {
+    ("load", "ready"): None,
+    ("load", "load_failed"): None,
+    ("call", "callback"): "call",
+}
+
+
 class Unwatched(Exception):
     """The worker wrote something without the kernel freezing it: its answer cannot be trusted."""
 
 
 @dataclass
 class Frame:
-    """One frame as it came: its parsed header, its bytes, and the verdict of its first byte."""
+    """One frame as it came: its parsed header and its bytes."""
 
     header: dict
     raw: bytes
-    verdict: tuple[str, ...] = ()
 
     def decoded(self) -> dict:
         """The message, arrays and all (:func:`grader.worker.read_frame`)."""
@@ -74,19 +88,15 @@ class Frame:
 
 
 class Frames:
-    """Frames cut out of a byte stream as it arrives, each with the verdict of the write that
-    brought its first byte. Only headers are parsed: array bytes pass as they are."""
+    """Frames cut out of a byte stream as it arrives. Only headers are parsed: array bytes pass
+    as they are."""
 
     def __init__(self):
         self.buffer = bytearray()
         self.head: tuple[dict, int] | None = None  # the header and whole length of the frame at the head
-        self.verdict: tuple[str, ...] = ()  # of the frame at the head
 
-    def feed(self, data: bytes, verdict: tuple[str, ...] = ()) -> list[Frame]:
-        """The frames completed by ``data`` (written at one moment, when ``verdict`` held), each
-        with its own verdict. Raises WireError for a stream that breaks the format."""
-        if not self.buffer:
-            self.verdict = verdict
+    def feed(self, data: bytes) -> list[Frame]:
+        """The frames completed by ``data``. Raises WireError for a stream that breaks the format."""
         self.buffer += data
         done = []
         while True:
@@ -97,10 +107,9 @@ class Frames:
             header, size = self.head
             if len(self.buffer) < size:
                 return done
-            done.append(Frame(header, bytes(self.buffer[:size]), self.verdict))
+            done.append(Frame(header, bytes(self.buffer[:size])))
             del self.buffer[:size]
             self.head = None
-            self.verdict = verdict  # the next frame began within this same write
 
 
 def _head(buffer: bytearray) -> tuple[dict, int] | None:
@@ -151,13 +160,16 @@ class Relay:
         os.set_blocking(trusted_in, False)
         self.requests, self.answers = Frames(), Frames()
         self.watched: dict = {}  # argument name -> (its view of the arena, its bytes as placed)
+        self.changed: set[str] = set()  # the call's arguments seen changed at some freeze so far
+        self.turn: str | None = None  # what the worker may say now: "load", "call" or nothing
         self.ended: int | None = None
         self.open_in, self.open_out = True, True  # the trusted side's requests, the worker's answers
 
     def readable(self) -> list[int]:
+        """The descriptors to wait on, the worker's answers first."""
         return [
             fd
-            for fd, is_open in ((self.trusted_in, self.open_in), (self.worker_out, self.open_out))
+            for fd, is_open in ((self.worker_out, self.open_out), (self.trusted_in, self.open_in))
             if is_open
         ]
 
@@ -177,10 +189,13 @@ class Relay:
         data, closed = _drain(self.trusted_in)
         try:
             for frame in self.requests.feed(data):
-                if frame.header.get("type") == "call":
+                kind = frame.header.get("type")
+                if kind == "call":
                     self._call(frame.decoded())
-                else:
-                    _write(self.worker_in, frame.raw)
+                    continue
+                if kind == "load":
+                    self.turn = "load"
+                _write(self.worker_in, frame.raw)
         except WireError:  # not from the grader: nothing more goes down
             closed = True
         if closed:  # the trusted side is done: so is the worker
@@ -194,6 +209,8 @@ class Relay:
 
     def _call(self, message: dict) -> None:
         """Send a call down with its arrays placed in the shared memory: only where they are goes."""
+        if self.open_out and select.select([self.worker_out], [], [], 0)[0]:
+            self._from_worker()  # what it wrote before this call was asked belongs to no call
         kwargs = message.pop("kwargs")
         places, size = layout(kwargs)
         if size > len(self.arena):
@@ -201,7 +218,7 @@ class Relay:
             _write(self.trusted_out, encode(outcome))
             return
         views = place(self.arena, {}, places)
-        self.watched = {}
+        self.watched, self.changed, self.turn = {}, set(), "call"
         for key in places:
             views[key][...] = kwargs[key]
             # the bytes it was given, not read back: the worker may be writing there right now
@@ -219,20 +236,30 @@ class Relay:
             self._refuse("it wrote to the grader in a way the grader cannot watch")
             return
         data, closed = _drain(self.worker_out)
-        verdict = tuple(key for key, (view, before) in self.watched.items() if view.tobytes() != before)
+        if data and self.turn is None and not self.answers.buffer:
+            self._refuse("it wrote to the grader out of turn")  # nothing was asked of it
+            return
+        self.changed.update(key for key, (view, before) in self.watched.items() if view.tobytes() != before)
         if frozen:
             os.kill(self.pid, signal.SIGCONT)
         try:
-            frames = self.answers.feed(data, verdict)
+            frames = self.answers.feed(data)
         except WireError as err:
             self._refuse(str(err))
             return
         for frame in frames:
-            if frame.header.get("type") == "outcome":  # the keeper's word, over anything the worker said
-                _write(self.trusted_out, frame.with_field("mutated", frame.verdict))
-                self.watched = {}
-            else:
+            kind = frame.header.get("type")
+            kind = kind if isinstance(kind, str) else ""
+            if self.turn == "call" and kind == "outcome":  # the keeper's word, over the worker's
+                mutated = tuple(key for key in self.watched if key in self.changed)
+                _write(self.trusted_out, frame.with_field("mutated", mutated))
+                self.watched, self.changed, self.turn = {}, set(), None
+            elif (self.turn, kind) in _IN_TURN:
                 _write(self.trusted_out, frame.raw)
+                self.turn = _IN_TURN[self.turn, kind]
+            else:
+                self._refuse("it wrote to the grader out of turn")
+                return
         if closed:
             self._close_up()
 

@@ -191,7 +191,10 @@ class Sandboxed(Deadlined):
         if reply.get("type") == "ready" and signatures is not None:
             self._signatures = signatures
         else:
-            self._problem = str(reply.get("problem") or "Your file could not be loaded.")[:2000]
+            problem = reply.get("problem")
+            self._problem = (
+                problem if isinstance(problem, str) and problem else "Your file could not be loaded."
+            )[:2000]
             self._end_worker()
 
     def _close_pipes(self) -> None:
@@ -246,6 +249,9 @@ class Sandboxed(Deadlined):
             raise StudentError(
                 f"{_subject(name)} sent back something the grader does not accept: {err}."
             ) from None
+        if message is not None and not isinstance(message.get("type"), str):
+            self._end_worker()  # every comparison below trusts the type to be a string
+            raise StudentError(f"{_subject(name)} sent back a message of no known type.")
         if message is not None and message.get("type") == "unreadable":  # said by the keeper
             self._end_worker()
             raise StudentError(
@@ -383,7 +389,7 @@ class Sandboxed(Deadlined):
         message = reply.get("message")
         return {
             "ok": False,
-            "kind": kind if kind in OUTCOME_KINDS else "raised",
+            "kind": kind if isinstance(kind, str) and kind in OUTCOME_KINDS else "raised",
             "message": message[:2000] if isinstance(message, str) else f"`{name}` failed.",
             "raised": tuple(r for r in raised if isinstance(r, str)) if isinstance(raised, tuple) else (),
         }

@@ -259,19 +259,27 @@ class Keeper:
     def run(self) -> None:
         """Answer the trusted side and relay the worker's frames until the trusted side is gone."""
         while True:
-            watched = [self.channel.fd_in] + (self.relay.readable() if self.relay else [])
-            for fd in select.select(watched, [], [])[0]:
-                if fd != self.channel.fd_in:
-                    self.relay.ready(fd)
-                    continue
-                while True:  # every request that came in, one reply each
-                    try:
-                        request = self.channel.receive()
-                    except (EOFError, WireError):
-                        return
-                    self.channel.send(_handled(self.handlers, request))
-                    if not self.channel.buffer:
-                        break
+            relay = self.relay
+            watched = (relay.readable() if relay else []) + [self.channel.fd_in]
+            ready = select.select(watched, [], [])[0]
+            if relay is not None:
+                for fd in relay.readable():  # the worker's answers first: they were written first
+                    if fd in ready and fd in relay.readable():
+                        try:
+                            relay.ready(fd)
+                        except OSError:  # a pipe broke under it: the worker goes, the trusted side hears
+                            self._end_worker()
+                            break
+            if self.channel.fd_in not in ready:
+                continue
+            while True:  # every request that came in, one reply each
+                try:
+                    request = self.channel.receive()
+                except (EOFError, WireError):
+                    return
+                self.channel.send(_handled(self.handlers, request))
+                if not self.channel.buffer:
+                    break
 
     def source(self, request: dict) -> dict:
         """The submission: keep it, compile it (which runs nothing of it), write it as its file."""
