@@ -101,7 +101,7 @@ class IsolationRefused(Exception):
     """The isolation asked for cannot be given safely here; the message says what to do."""
 
 
-def choose_level(requested: str, private: tuple[Path, ...] = ()) -> str:
+def choose_level(requested: str, private: tuple[Path, ...]) -> str:
     """The isolation level to grade at, for ``requested`` (``auto`` or a level); refused
     (IsolationRefused) where it would let the student's code act as root or read the course.
 

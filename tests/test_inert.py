@@ -122,7 +122,7 @@ def test_text_report_shows_a_problem_and_a_heading_inert():
 
 def test_table_shows_labels_and_problems_inert_one_line_each():
     rows = [(f"=evil\x1b[2J\nname{HOSTILE}", _report(problem=f"crashed\n{HOSTILE}")), ("ada", _report())]
-    table = to_table(rows)
+    table = to_table(rows, ATTENTION.exercises)
     assert_inert(table)
     lines = table.splitlines()
     assert len(lines) == 2 + 2 + 3  # header, rule, two rows; a blank, a title and one problem
@@ -203,7 +203,7 @@ def test_gradebook_csv_keeps_formula_ids_as_text(tmp_path):
     book.record(
         Row("penalised", "graded", "f", "s", -2, 100, {"split_heads": {"score": -2.5, "max_score": 20}})
     )
-    assert book.export_csv(tmp_path / "grades.csv") == len(ATTACKS) + 2
+    assert book.export_csv(tmp_path / "grades.csv", ATTENTION.exercises) == len(ATTACKS) + 2
     book.close()
     rows = _read_csv(tmp_path / "grades.csv")
     assert sorted(rows) == sorted(["'" + s for s in ATTACKS] + ["ada", "penalised"])

@@ -108,7 +108,7 @@ def test_a_failure_of_the_warden_is_the_graders_not_the_students():
         with pytest.raises(WardenFault, match="unknown request"):
             warden.request({"type": "audit"})  # the warden itself runs nothing of a submission
         assert warden.proc is None
-        warden.begin(object(), b"x = 1\n", ("f",), 2 << 30)
+        warden.begin(object(), b"x = 1\n", ATTENTION, 2 << 30)
         with pytest.raises(WardenFault, match="KeyError"):
             warden.request({"type": "audit"}, keeper=True)  # a request without its fields
         assert warden.proc is None and warden.keeper is None
@@ -150,7 +150,7 @@ def test_auto_never_falls_back_to_the_process_level_as_root(tmp_path, monkeypatc
 
     monkeypatch.setattr(sandbox, "best_level", lambda: "process")
     with pytest.raises(sandbox.IsolationRefused, match="--isolation process"):
-        sandbox.choose_level("auto")
+        sandbox.choose_level("auto", ATTENTION.private)
 
 
 @as_root
