@@ -26,17 +26,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import paths  # noqa: E402
-from tests.support import compose  # noqa: E402
+from tests.support import ATTENTION, compose  # noqa: E402
 
-CATALOG = ROOT / "tests" / "catalog"
+CATALOG = ATTENTION.catalog
 HOSTILE_DIRS = [ROOT / "tests" / "scenarios", ROOT / "tests" / "adversarial"]
 
 
 def build_class(root: Path, size: int) -> tuple[Path, Path]:
     """(whole class, correct-only class) with ``size`` submissions: 1/3 correct, 1/2 buggy, 1/6 hostile."""
     klass, correct = root / "class", root / "correct"
-    alternatives = [paths.SOLUTION, *sorted((CATALOG / "correct").glob("*.py"))]
+    alternatives = [ATTENTION.solution, *sorted((CATALOG / "correct").glob("*.py"))]
     bugs = sorted((CATALOG / "bugs").glob("*.py"))
     hostile = [
         d / ("override.py" if (d / "override.py").exists() else "attention.py")
@@ -57,7 +56,7 @@ def build_class(root: Path, size: int) -> tuple[Path, Path]:
     for kind, source, i in plan:
         student = f"{kind}-{i:03d}-{source.parent.name if source.name in ('override.py', 'attention.py') else source.stem}"
         dest = klass / student
-        if source == paths.SOLUTION or source.name == "attention.py":
+        if source == ATTENTION.solution or source.name == "attention.py":
             dest.mkdir(parents=True)
             shutil.copy(source, dest / "attention.py")
         else:

@@ -25,15 +25,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import paths  # noqa: E402
-from tests.support import compose, grade_folders  # noqa: E402
+from tests.support import ATTENTION, compose, grade_folders  # noqa: E402
 from tests.test_catalog import BUGS, CORRECT, exercise_of  # noqa: E402
 
-BUGGY = paths.GALLERY / "typical-mistakes" / "attention.py"
+BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 COMMANDS = {
-    "check --public  reference": ["check", "--public", str(paths.SOLUTION)],
-    "check           reference": ["check", str(paths.SOLUTION)],
-    "grade --json    reference": ["grade", str(paths.SOLUTION), "--format", "json"],
+    "check --public  reference": ["check", "--public", str(ATTENTION.solution)],
+    "check           reference": ["check", str(ATTENTION.solution)],
+    "grade --json    reference": ["grade", str(ATTENTION.solution), "--format", "json"],
     "check --public  buggy": ["check", "--public", str(BUGGY)],
     "grade --json    buggy": ["grade", str(BUGGY), "--format", "json"],
 }

@@ -38,9 +38,10 @@ sys.path.insert(0, str(ROOT))
 
 from grader import nbgrader_course  # noqa: E402
 from grader.notebook import write_notebook  # noqa: E402
+from tests.support import ATTENTION  # noqa: E402
 from tests.test_nbgrader import compose_notebook  # noqa: E402
 
-CATALOG = ROOT / "tests" / "catalog"
+CATALOG = ATTENTION.catalog
 ASSIGNMENT = "attention"
 
 
@@ -73,7 +74,7 @@ def plan(size: int) -> list[tuple[str, Path | None]]:
 def build(tmp: Path, size: int) -> tuple[Path, Path, list[str]]:
     """(course folder, batch class folder, student ids)."""
     course, klass = tmp / "course", tmp / "class"
-    if nbgrader_course.main(out_dir=course, assignment=ASSIGNMENT) != 0:
+    if nbgrader_course.main(lessons=(ATTENTION,), out_dir=course, assignment=ASSIGNMENT) != 0:
         sys.exit("could not write the course")
     run([sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT], course)
     release = json.loads((course / "release" / ASSIGNMENT / "attention.ipynb").read_text(encoding="utf-8"))
@@ -82,7 +83,12 @@ def build(tmp: Path, size: int) -> tuple[Path, Path, list[str]]:
         notebook = release if override == "untouched" else compose_notebook(release, override)
         write_notebook(notebook, course / "submitted" / student / ASSIGNMENT / "attention.ipynb")
         students.append(student)
-    if nbgrader_course.collect(course_dir=course, out_dir=klass, assignment=ASSIGNMENT, code=True) != 0:
+    if (
+        nbgrader_course.collect(
+            lesson=ATTENTION, course_dir=course, out_dir=klass, assignment=ASSIGNMENT, code=True
+        )
+        != 0
+    ):
         sys.exit("could not extract the notebooks")
     return course, klass, students
 

@@ -1,11 +1,9 @@
-"""An autograder for the lesson "Causal masks and multiple heads".
+"""A property-based autograder for numpy lessons.
 
-The checks live in ``tests/checks`` as Hypothesis property tests; this package
-loads a submission, runs the checks against it through pytest and turns the
-outcome into a report (text for students, JSON for machines).
+A course holds lessons (see :mod:`grader.lesson`): a reference solution with
+solution markers, and checks written as Hypothesis property tests. This package
+loads a submission, runs a lesson's checks against it through pytest and turns
+the outcome into a report (text for students, JSON for machines).
 """
 
 __version__ = "0.1.0"
-
-#: The graded functions, in the order the lesson introduces them.
-EXERCISES = ("apply_causal_mask", "split_heads", "merge_heads", "mha_forward")

@@ -2,8 +2,8 @@
 
     python -m grader batch DIR --out gradebook.csv [--jobs N]
 
-DIR holds one folder per student (the folder name is the student id) with an
-``attention.py`` (or a single notebook) inside. Each submission is taken in
+DIR holds one folder per student (the folder name is the student id) with the
+lesson's file, ``NAME.py`` (or a single notebook), inside. Each submission is taken in
 (:func:`grader.intake.open_submission`: found, read once and hashed) here, then
 graded, sandboxed, several at a time, by long-lived grading processes
 (``grade-stream``) that start Python and pytest only once; they receive the
@@ -38,10 +38,11 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import EXERCISES, __version__, paths
+from . import __version__
 from .gradebook import Gradebook, Row
 from .inert import one_line
 from .intake import IntakeError, open_submission
+from .lesson import Lesson
 from .plugin import GRADING_EXAMPLES
 from .reporters.json_report import from_dict
 from .reporters.text import to_text
@@ -56,6 +57,8 @@ GRACE = 60.0
 GOODBYE = 5.0
 #: Student ids that need no comment: letters, digits and . _ - @ +
 PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
+#: The folder ``grader`` is imported from (the checkout, or site-packages).
+_IMPORTED_FROM = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -68,15 +71,15 @@ class Entry:
     problem: str = ""  # why it cannot be graded (the intake's refusal)
 
 
-def suite_hash(*, max_examples: int, call_timeout: float) -> str:
+def suite_hash(lesson: Lesson, *, max_examples: int, call_timeout: float) -> str:
     """A fingerprint of everything that decides a grade besides the student's file."""
     digest = hashlib.sha256(f"{__version__}|{max_examples}|{call_timeout}".encode())
-    for path in sorted([paths.SOLUTION, *paths.CHECKS.rglob("*.py")]):
-        digest.update(str(path.relative_to(paths.ROOT)).encode() + b"\0" + path.read_bytes())
+    for path in sorted([lesson.source, *lesson.checks.rglob("*.py")]):
+        digest.update(str(path.relative_to(lesson.root)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def discover(folder: Path) -> tuple[list[Entry], list[str]]:
+def discover(folder: Path, filename: str) -> tuple[list[Entry], list[str]]:
     """The submissions in ``folder`` and remarks about what looks odd there."""
     entries, remarks = [], []
     seen: dict[str, list[str]] = defaultdict(list)
@@ -99,7 +102,7 @@ def discover(folder: Path) -> tuple[list[Entry], list[str]]:
             )
         seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
         try:
-            intake = open_submission(path)
+            intake = open_submission(path, filename)
         except IntakeError as err:
             entries.append(Entry(name, path, err.kind, err.message))
             continue
@@ -154,7 +157,7 @@ class _Grader:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            cwd=paths.ROOT,  # where ``grader`` imports from; every path it is sent is absolute
+            cwd=_IMPORTED_FROM,  # where ``grader`` imports from; every path it is sent is absolute
             env=self.environment,
         )
         if self.cpu is not None:  # before it has a submission, hence a sandbox (which inherits it)
@@ -270,6 +273,7 @@ class Progress:
 
 def main(
     *,
+    lesson: Lesson,
     folder: Path,
     out: Path,
     jobs: int | None = None,
@@ -282,16 +286,16 @@ def main(
     folder, out = Path(folder), Path(out)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
-    isolation = choose_level(isolation)  # refused here, once, rather than for every student
+    isolation = choose_level(isolation, lesson.private)  # refused here, once, not for every student
     jobs = jobs or os.cpu_count() or 1
     examples = max_examples or GRADING_EXAMPLES
-    suite = suite_hash(max_examples=examples, call_timeout=call_timeout)
+    suite = suite_hash(lesson, max_examples=examples, call_timeout=call_timeout)
     book = Gradebook(out.with_suffix(".sqlite"))
     reports = out.with_name(out.stem + "_reports")
     reports.mkdir(parents=True, exist_ok=True)
 
-    entries, remarks = discover(folder)
-    points = suite_points()
+    entries, remarks = discover(folder, lesson.filename)
+    points = suite_points(lesson)
     todo = []
     for entry in entries:
         if not book.is_current(entry.student, entry.file_hash, suite):
@@ -305,6 +309,10 @@ def main(
         file=sys.stderr,
     )
     options = [
+        "--course",
+        str(lesson.root),
+        "--lesson",
+        lesson.name,
         "--isolation",
         isolation,
         "--call-timeout",
@@ -361,7 +369,7 @@ def main(
         pool.shutdown(wait=True, cancel_futures=True)
         _close_all(graders)
         shutil.rmtree(scratch, ignore_errors=True)
-    rows = book.export_csv(out)
+    rows = book.export_csv(out, lesson.exercises)
     book.close()
     _summary(rows, out, reports, entries, remarks, failures, interrupted)
     return 130 if interrupted else 0
@@ -387,7 +395,7 @@ def _store(
         )
     else:
         status = entry.file_hash if entry.problem else "failed"  # missing | unreadable | failed
-        zero = {n: {"score": 0, "max_score": points[n]} for n in EXERCISES}
+        zero = {n: {"score": 0, "max_score": points[n]} for n in points}
         row = Row(entry.student, status, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
     book.record(row)
     _write_reports(reports, entry, report, error)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import EXERCISES, paths
 from .intake import take_in
+from .lesson import Lesson
 from .reporters.text import to_text
 from .run import run_checks
 from .submission import DEFAULT_CALL_TIMEOUT
@@ -14,20 +14,23 @@ from .submission import DEFAULT_CALL_TIMEOUT
 
 def main(
     *,
-    path: Path = paths.EXERCISE,
+    lesson: Lesson,
+    path: Path | None = None,
     explore: bool = False,
     public: bool = False,
-    exercises: tuple[str, ...] = EXERCISES,
+    exercises: tuple[str, ...] | None = None,
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     max_examples: int | None = None,
     isolation: str = "none",
     total_timeout: float | None = None,
 ) -> int:
-    """Print the report; 0 when every check passes, 1 otherwise."""
-    intake, file = take_in(path)
+    """Check ``path`` (default: the lesson's stubs, the student's file) and print the report;
+    0 when every check passes, 1 otherwise."""
+    intake, file = take_in(lesson.stubs if path is None else path, lesson.filename)
     profile = "explore" if explore else "grading"
     report = run_checks(
         intake or file,
+        lesson=lesson,
         profile=profile,
         exercises=exercises,
         call_timeout=call_timeout,

@@ -1,4 +1,9 @@
-"""The command line: a thin layer over each command's ``main``."""
+"""The command line: a thin layer over each command's ``main``.
+
+Every command works on one lesson of a course (``nbgrader-course`` and
+``exercises``: on each, unless one is named). The course and the lesson are
+resolved once, here (:mod:`grader.lesson`), and handed to the command.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,6 @@ import sys
 from pathlib import Path
 
 from . import (
-    EXERCISES,
     __version__,
     batch,
     check,
@@ -21,18 +25,29 @@ from . import (
 )
 from .inert import one_line
 from .intake import IntakeError
+from .lesson import Course, Lesson, LessonError, find_course
 from .plugin import GRADING_EXAMPLES
 from .run import GraderError
 from .sandbox import DEFAULT_TOTAL_TIMEOUT, LEVELS, IsolationRefused
 from .submission import DEFAULT_CALL_TIMEOUT
 
 
-def _exercises(text: str) -> tuple[str, ...]:
+def _names(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in EXERCISES]
+    if not names:
+        raise argparse.ArgumentTypeError("expected one or more exercise names, separated by commas")
+    return names
+
+
+def _exercises(names: tuple[str, ...] | None, lesson: Lesson) -> tuple[str, ...]:
+    """The exercises ``--only`` names (default: all), each one of the lesson's."""
+    if names is None:
+        return lesson.exercises
+    unknown = [n for n in names if n not in lesson.exercises]
     if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown exercise {unknown[0]!r}; choose from {', '.join(EXERCISES)}"
+        raise LessonError(
+            f"unknown exercise {unknown[0]!r} in lesson {lesson.name}; "
+            f"choose from {', '.join(lesson.exercises)}"
         )
     return names
 
@@ -55,15 +70,33 @@ def _timeout(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m grader", description="Autograder for causal attention.")
+    p = argparse.ArgumentParser(
+        prog="python -m grader", description="Property-based autograder for numpy lessons."
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    common = argparse.ArgumentParser(add_help=False)
+    where = argparse.ArgumentParser(add_help=False)
+    where.add_argument(
+        "--course",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the course folder (default: $GRADER_COURSE, else the working folder or the nearest "
+        "parent holding tests/checks/ and solutions/)",
+    )
+    where.add_argument(
+        "--lesson",
+        default=None,
+        metavar="NAME",
+        help="the lesson (default: the one the submission's file is named after, else the only one)",
+    )
+
+    common = argparse.ArgumentParser(add_help=False, parents=[where])
     common.add_argument(
         "--only",
-        type=_exercises,
-        default=EXERCISES,
+        type=_names,
+        default=None,
         metavar="NAMES",
         help="comma-separated exercises to run (default: all)",
     )
@@ -98,13 +131,13 @@ def parser() -> argparse.ArgumentParser:
         help="time limit for a whole submission when sandboxed (default 60)",
     )
 
-    c = sub.add_parser("check", parents=[common, isolation], help="check your own attention.py (students)")
+    c = sub.add_parser("check", parents=[common, isolation], help="check your own file (students)")
     c.add_argument(
         "path",
         nargs="?",
         type=Path,
-        default=check.paths.EXERCISE,
-        help="file or folder to check (default: exercises/attention.py)",
+        default=None,
+        help="file or folder to check (default: the lesson's file in exercises/)",
     )
     c.add_argument(
         "--explore",
@@ -118,7 +151,9 @@ def parser() -> argparse.ArgumentParser:
     )
 
     g = sub.add_parser("grade", parents=[common, isolation], help="grade one submission (instructors, CI)")
-    g.add_argument("path", type=Path, help="attention.py, or a folder holding it")
+    g.add_argument(
+        "path", type=Path, help="the lesson's file (NAME.py or a notebook), or a folder holding it"
+    )
     g.add_argument("--format", dest="fmt", choices=grade.FORMATS, default="text")
     g.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
     g.add_argument(
@@ -133,8 +168,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("folder", nargs="?", type=Path, help="one subfolder per submission (default: bundled)")
     s.add_argument("--format", dest="fmt", choices=gallery.FORMATS, default="table")
 
-    b = sub.add_parser("batch", parents=[isolation], help="grade a whole class into a gradebook")
-    b.add_argument("folder", type=Path, help="one subfolder per student, each holding attention.py")
+    b = sub.add_parser("batch", parents=[where, isolation], help="grade a whole class into a gradebook")
+    b.add_argument("folder", type=Path, help="one subfolder per student, each holding the lesson's file")
     b.add_argument(
         "--out", type=Path, default=Path("gradebook.csv"), help="the CSV to write (default gradebook.csv)"
     )
@@ -142,13 +177,17 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--call-timeout", type=_timeout, default=DEFAULT_CALL_TIMEOUT, metavar="SECONDS")
     b.add_argument("--max-examples", type=_positive, default=None, metavar="N")
 
-    z = sub.add_parser("gradescope-bundle", help="build the Gradescope autograder zip")
+    z = sub.add_parser("gradescope-bundle", parents=[where], help="build the Gradescope autograder zip")
     z.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
-    r = sub.add_parser("gradescope-run", help="grade /autograder/submission (run by run_autograder)")
+    r = sub.add_parser(
+        "gradescope-run", parents=[where], help="grade /autograder/submission (run by run_autograder)"
+    )
     r.add_argument(
         "--root", type=Path, default=Path("/autograder"), help="Gradescope's folder (default /autograder)"
     )
-    rel = sub.add_parser("release", help="write what students receive (no solutions, no hidden checks)")
+    rel = sub.add_parser(
+        "release", parents=[where], help="write what students receive (no solutions, no hidden checks)"
+    )
     rel.add_argument("out_dir", type=Path, help="a new folder")
 
     sub.add_parser(
@@ -157,27 +196,41 @@ def parser() -> argparse.ArgumentParser:
         help="grade the file named on each stdin line; a JSON report per line (used by batch)",
     )
 
-    n = sub.add_parser("nbgrader-course", help="write an nbgrader course folder with the exercise notebook")
+    n = sub.add_parser(
+        "nbgrader-course",
+        parents=[where],
+        help="write an nbgrader course folder, an assignment per lesson (or the one named)",
+    )
     n.add_argument("out_dir", type=Path, help="the course folder to write (created if missing)")
-    n.add_argument("--assignment", default="attention", help="nbgrader assignment name (default attention)")
+    n.add_argument(
+        "--assignment", default=None, help="nbgrader assignment name of the one lesson (default: its name)"
+    )
     k = sub.add_parser(
-        "nbgrader-collect", help="lay out nbgrader's collected notebooks one folder per student"
+        "nbgrader-collect",
+        parents=[where],
+        help="lay out nbgrader's collected notebooks one folder per student",
     )
     k.add_argument("course_dir", type=Path, help="the nbgrader course folder")
     k.add_argument("out_dir", type=Path, help="where to put one folder per student")
-    k.add_argument("--assignment", default="attention")
-    k.add_argument(
-        "--code", action="store_true", help="write the extracted attention.py instead of the notebook"
-    )
+    k.add_argument("--assignment", default=None, help="nbgrader assignment name (default: the lesson's)")
+    k.add_argument("--code", action="store_true", help="write the extracted NAME.py instead of the notebook")
 
-    e = sub.add_parser("exercises", help="regenerate exercises/attention.py from the solution")
+    e = sub.add_parser(
+        "exercises",
+        parents=[where],
+        help="regenerate each lesson's exercises/NAME.py (or the one named) from its solution",
+    )
     e.add_argument("--check", action="store_true", help="only report whether it is up to date")
     return p
 
 
-def _options(args) -> dict:
+def _options(args, lesson: Lesson) -> dict:
     """The options every grading command shares, as run_checks keywords."""
-    options = {"exercises": args.only, "call_timeout": args.call_timeout, "max_examples": args.max_examples}
+    options = {
+        "exercises": _exercises(args.only, lesson),
+        "call_timeout": args.call_timeout,
+        "max_examples": args.max_examples,
+    }
     if args.isolation is not None:
         options["isolation"] = args.isolation
     if args.total_timeout is not None:
@@ -185,21 +238,46 @@ def _options(args) -> dict:
     return options
 
 
+def _lessons(args, course: Course) -> tuple[Lesson, ...]:
+    """The lessons a command for every lesson works on: the one named, else all."""
+    if args.lesson is not None:
+        return (course.lesson(args.lesson),)
+    if not course.lessons:
+        course.choose()  # raises, saying the course holds no lesson
+    return course.lessons
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        course = find_course(args.course)
+        if args.command == "exercises":
+            return generate.main(lessons=_lessons(args, course), check=args.check)
+        if args.command == "nbgrader-course":
+            return nbgrader_course.main(
+                lessons=_lessons(args, course), out_dir=args.out_dir, assignment=args.assignment
+            )
+        lesson = course.choose(args.lesson, getattr(args, "path", None))
         if args.command == "check":
-            return check.main(path=args.path, explore=args.explore, public=args.public, **_options(args))
+            return check.main(
+                lesson=lesson,
+                path=args.path,
+                explore=args.explore,
+                public=args.public,
+                **_options(args, lesson),
+            )
         if args.command == "grade":
             return grade.main(
+                lesson=lesson,
                 path=args.path,
                 fmt=args.fmt,
                 output=args.output,
                 github_output=args.github_output,
-                **_options(args),
+                **_options(args, lesson),
             )
         if args.command == "batch":
             return batch.main(
+                lesson=lesson,
                 folder=args.folder,
                 out=args.out,
                 jobs=args.jobs,
@@ -209,22 +287,25 @@ def main(argv: list[str] | None = None) -> int:
                 max_examples=args.max_examples,
             )
         if args.command == "gradescope-bundle":
-            return gradescope.bundle(out=args.out)
+            return gradescope.bundle(lesson=lesson, out=args.out)
         if args.command == "gradescope-run":
-            return gradescope.run(root=args.root)
+            return gradescope.run(lesson=lesson, root=args.root)
         if args.command == "release":
-            return release.main(out_dir=args.out_dir)
+            return release.main(lesson=lesson, out_dir=args.out_dir)
         if args.command == "grade-stream":
-            return stream.main(**{"isolation": "auto", **_options(args)})
-        if args.command == "nbgrader-course":
-            return nbgrader_course.main(out_dir=args.out_dir, assignment=args.assignment)
+            return stream.main(lesson=lesson, **{"isolation": "auto", **_options(args, lesson)})
         if args.command == "nbgrader-collect":
             return nbgrader_course.collect(
-                course_dir=args.course_dir, out_dir=args.out_dir, assignment=args.assignment, code=args.code
+                lesson=lesson,
+                course_dir=args.course_dir,
+                out_dir=args.out_dir,
+                assignment=args.assignment,
+                code=args.code,
             )
-        if args.command == "gallery":
-            return gallery.main(folder=args.folder, fmt=args.fmt, **_options(args))
-        return generate.main(check=args.check)
+        return gallery.main(lesson=lesson, folder=args.folder, fmt=args.fmt, **_options(args, lesson))
+    except LessonError as err:  # no course, no such lesson, no such exercise
+        print(f"grader: {one_line(str(err))}", file=sys.stderr)
+        return 2
     except (FileNotFoundError, FileExistsError) as err:
         print(f"grader: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2

@@ -9,9 +9,6 @@ docstrings cannot drift apart.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
-from . import paths
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -57,18 +54,23 @@ def solution_lines(source: str) -> list[str]:
     return lines
 
 
-def main(*, solution: Path = paths.SOLUTION, exercise: Path = paths.EXERCISE, check: bool = False) -> int:
-    """Write the stubs, or with ``check`` only report whether they are stale."""
-    wanted = strip_solutions(solution.read_text(encoding="utf-8"))
-    current = exercise.read_text(encoding="utf-8") if exercise.exists() else None
-    if check:
-        if current == wanted:
-            print(f"{exercise} is up to date", file=sys.stderr)
-            return 0
-        print(f"{exercise} is stale: run `python -m grader exercises`", file=sys.stderr)
-        return 1
-    if current != wanted:
-        exercise.parent.mkdir(parents=True, exist_ok=True)
-        exercise.write_text(wanted, encoding="utf-8")
-    print(f"wrote {exercise}", file=sys.stderr)
-    return 0
+def main(*, lessons, check: bool = False) -> int:
+    """Write each lesson's stubs from its solution, or with ``check`` only report whether
+    they are stale (1 if any is)."""
+    stale = 0
+    for lesson in lessons:
+        wanted = strip_solutions(lesson.solution.read_text(encoding="utf-8"))
+        exercise = lesson.stubs
+        current = exercise.read_text(encoding="utf-8") if exercise.exists() else None
+        if check:
+            if current == wanted:
+                print(f"{exercise} is up to date", file=sys.stderr)
+            else:
+                print(f"{exercise} is stale: run `python -m grader exercises`", file=sys.stderr)
+                stale = 1
+            continue
+        if current != wanted:
+            exercise.parent.mkdir(parents=True, exist_ok=True)
+            exercise.write_text(wanted, encoding="utf-8")
+        print(f"wrote {exercise}", file=sys.stderr)
+    return stale

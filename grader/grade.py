@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import EXERCISES
 from .intake import take_in
+from .lesson import Lesson
 from .reporters.github import step_output, to_github
 from .reporters.gradescope import to_gradescope
 from .reporters.json_report import to_dict
@@ -33,28 +33,30 @@ def render(report, fmt: str, *, seconds: float = 0.0) -> str:
 
 def main(
     *,
+    lesson: Lesson,
     path: Path,
     fmt: str = "text",
     output: Path | None = None,
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
-    exercises: tuple[str, ...] = EXERCISES,
+    exercises: tuple[str, ...] | None = None,
     max_examples: int | None = None,
     isolation: str = "auto",
     total_timeout: float | None = None,
     github_output: bool = False,
 ) -> int:
-    """Grade ``path`` (a file, or a folder holding attention.py); 0 once a report is written.
+    """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written.
 
     With ``github_output``, also append the GitHub Classroom result to the file
     named by $GITHUB_OUTPUT, as the step output ``result`` (base64 JSON).
     """
-    intake, file = take_in(path)
+    intake, file = take_in(path, lesson.filename)
     if github_output and not os.environ.get("GITHUB_OUTPUT"):
         raise FileNotFoundError("--github-output needs $GITHUB_OUTPUT (set by GitHub Actions in every step)")
     print(f"grading {file} ...", file=sys.stderr)
     start = time.monotonic()
     report = run_checks(
         intake or file,
+        lesson=lesson,
         call_timeout=call_timeout,
         exercises=exercises,
         max_examples=max_examples,

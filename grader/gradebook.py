@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import EXERCISES
 from .inert import csv_cell
 
 SCHEMA = """
@@ -116,8 +115,9 @@ class Gradebook:
         ).fetchall()
         return [(s, st, sc, mx, json.loads(ex), msg) for s, st, sc, mx, ex, msg in found]
 
-    def export_csv(self, out: Path) -> int:
-        """Write the CSV (student, score, max_score, one column per exercise); returns its rows.
+    def export_csv(self, out: Path, exercises: tuple[str, ...]) -> int:
+        """Write the CSV (student, score, max_score, one column per exercise of ``exercises``);
+        returns its rows.
 
         Student ids are folder names, chosen by students: every cell goes through
         :func:`grader.inert.csv_cell`, so that ``=1+1`` reaches a spreadsheet as text.
@@ -127,9 +127,9 @@ class Gradebook:
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
-            writer.writerow(["student", "score", "max_score", *EXERCISES])
-            for student, _, score, max_score, exercises, _ in rows:
-                per = [_number(exercises.get(n, {}).get("score", 0)) for n in EXERCISES]
+            writer.writerow(["student", "score", "max_score", *exercises])
+            for student, _, score, max_score, points, _ in rows:
+                per = [_number(points.get(n, {}).get("score", 0)) for n in exercises]
                 cells = [student, _number(score), _number(max_score), *per]
                 writer.writerow([csv_cell(cell) for cell in cells])
         os.replace(tmp, out)

@@ -1,4 +1,4 @@
-"""``gradescope-bundle`` and ``gradescope-run``: the assignment as a Gradescope autograder.
+"""``gradescope-bundle`` and ``gradescope-run``: a lesson as a Gradescope autograder.
 
 Gradescope unzips the bundle into /autograder/source, runs ``setup.sh`` once
 to build its image, then ``run_autograder`` for every submission, with the
@@ -19,26 +19,17 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 import zipfile
 from pathlib import Path
 
-from . import paths
+from .lesson import Lesson
+from .release import grader_files, lesson_files
 from .reporters.gradescope import failure, to_gradescope
 from .run import run_checks
 from .sandbox import best_level
-
-#: What the bundle carries besides its two scripts (the hidden checks included).
-SOURCES = (
-    "pyproject.toml",
-    "README.md",
-    "grader",
-    "solutions",
-    "exercises",
-    "tests/__init__.py",
-    "tests/checks",
-)
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (Ubuntu 22.04 or later).
@@ -70,35 +61,27 @@ mkdir -p "$ROOT/results"
 rm -f "$ROOT/results/results.json"
 chmod -R go-rwx "$ROOT/source" "$ROOT/results"
 if [ -e "$ROOT/submission_metadata.json" ]; then chmod go-rwx "$ROOT/submission_metadata.json"; fi
-(cd "$ROOT/source" && "$PYTHON" -m grader gradescope-run --root "$ROOT")
+(cd "$ROOT/source" && "$PYTHON" -m grader gradescope-run --root "$ROOT" --lesson @LESSON@)
 if [ ! -s "$ROOT/results/results.json" ]; then
     printf '%s\\n' '{"score": 0, "output": "The autograder could not start; please tell your instructor.", "tests": [], "stdout_visibility": "hidden"}' > "$ROOT/results/results.json"
 fi
 """
 
 
-def _files() -> list[Path]:
-    found = []
-    for name in SOURCES:
-        path = paths.ROOT / name
-        if path.is_dir():
-            found += [p for p in sorted(path.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
-        else:
-            found.append(path)
-    return found
-
-
-def bundle(*, out: Path) -> int:
-    """Write the autograder zip: setup.sh and run_autograder at its root, the grader beside them."""
+def bundle(*, lesson: Lesson, out: Path) -> int:
+    """Write the autograder zip of ``lesson``: setup.sh and run_autograder at its root, the
+    grader and the lesson (its reference and hidden checks included) beside them."""
     out = Path(out)
+    files = [*grader_files(), *lesson_files(lesson, hidden=True)]
+    run = RUN.replace("@LESSON@", shlex.quote(lesson.name))
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
+        for name, text in (("setup.sh", SETUP), ("run_autograder", run)):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16  # executable once unzipped
             z.writestr(info, text)
-        for path in _files():
-            z.write(path, path.relative_to(paths.ROOT).as_posix())
+        for path, name in files:
+            z.write(path, name)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
@@ -107,8 +90,9 @@ class NoSubmission(Exception):
     """Nothing gradable in the submission folder."""
 
 
-def find_submission(folder: Path) -> Path:
-    """attention.py (at the top, else the first one anywhere below), or the one notebook handed in.
+def find_submission(folder: Path, filename: str) -> Path:
+    """The lesson's ``filename`` (at the top, else the first one anywhere below), or the one
+    notebook handed in.
 
     The search follows no symbolic link, and a link where the file should be is
     refused: a submission is the student's own file, never one elsewhere on the
@@ -120,10 +104,10 @@ def find_submission(folder: Path) -> Path:
     scripts, notebooks = [], []
     for here, folders, files in os.walk(folder, followlinks=False):
         folders[:] = sorted(f for f in folders if f != ".ipynb_checkpoints")
-        scripts += [Path(here, name) for name in files if name == "attention.py"]
+        scripts += [Path(here, name) for name in files if name == filename]
         notebooks += [Path(here, name) for name in files if name.endswith(".ipynb")]
     if scripts:
-        top = folder / "attention.py"
+        top = folder / filename
         chosen = top if top in scripts else sorted(scripts)[0]
     elif len(notebooks) == 1:
         chosen = notebooks[0]
@@ -132,7 +116,7 @@ def find_submission(folder: Path) -> Path:
             f"Several notebooks were handed in ({', '.join(p.name for p in sorted(notebooks))}); hand in one."
         )
     else:
-        raise NoSubmission("No attention.py (or notebook) was found in your submission.")
+        raise NoSubmission(f"No {filename} (or notebook) was found in your submission.")
     if chosen.is_symlink():
         raise NoSubmission(
             f"{chosen.name} in your submission is a symbolic link, and the autograder follows no links. "
@@ -147,7 +131,7 @@ def isolation() -> str:
     return "auto" if best_level() == "namespaces" else "process"
 
 
-def run(*, root: Path) -> int:
+def run(*, lesson: Lesson, root: Path) -> int:
     """Grade /autograder/submission into /autograder/results/results.json; always write it, and
     only once grading is over (the student's code has ended by then)."""
     root = Path(root)
@@ -157,7 +141,8 @@ def run(*, root: Path) -> int:
     results.unlink(missing_ok=True)  # nothing but this run's grade may be read afterwards
     start = time.monotonic()
     try:
-        report = run_checks(find_submission(root / "submission"), isolation=isolation())
+        submission = find_submission(root / "submission", lesson.filename)
+        report = run_checks(submission, lesson=lesson, isolation=isolation())
         data = to_gradescope(report, execution_time=time.monotonic() - start)
     except NoSubmission as err:
         data = failure(str(err), execution_time=time.monotonic() - start)

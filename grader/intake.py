@@ -22,12 +22,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
 from .notebook import MAX_NOTEBOOK, NotebookError, notebook_source, too_large
 from .worker import LoadProblem
 
-#: The file a submission folder holds (the name of the exercises' file).
-FILE_NAME = paths.EXERCISE.name
 #: Largest Python source accepted, in bytes: far above any honest answer, far below a risk.
 MAX_SOURCE = 4 << 20
 
@@ -71,12 +68,13 @@ class Intake:
     """``"python"`` or ``"notebook"``."""
 
 
-def open_submission(path: Path | str) -> Intake:
-    """Find and read the submission ``path`` names: a file, or a folder holding ``attention.py``
-    (else a single notebook). Raises :class:`IntakeError` for anything it refuses."""
+def open_submission(path: Path | str, filename: str) -> Intake:
+    """Find and read the submission ``path`` names: a file, or a folder holding ``filename``
+    (the lesson's file; else a single notebook). Raises :class:`IntakeError` for anything it
+    refuses."""
     typed = Path(path)
     absolute = Path.cwd() / typed
-    folder, name = _locate(typed, absolute)
+    folder, name = _locate(typed, absolute, filename)
     shown = str(typed / name) if folder == absolute else str(typed)
     raw = _read(folder, name, shown)
     if name.endswith(".ipynb"):
@@ -86,7 +84,7 @@ def open_submission(path: Path | str) -> Intake:
     return Intake(shown, folder / name, source, hashlib.sha256(source).hexdigest(), kind)
 
 
-def take_in(path: Path | str) -> tuple[Intake | None, Path]:
+def take_in(path: Path | str, filename: str) -> tuple[Intake | None, Path]:
     """For a command that grades one submission: (what :func:`open_submission` took in, the
     path to grade).
 
@@ -95,7 +93,7 @@ def take_in(path: Path | str) -> tuple[Intake | None, Path]:
     was found (``MISSING``), IntakeError is raised: there is nothing to report on.
     """
     try:
-        intake = open_submission(path)
+        intake = open_submission(path, filename)
     except IntakeError as err:
         if err.kind == MISSING:
             raise
@@ -103,7 +101,7 @@ def take_in(path: Path | str) -> tuple[Intake | None, Path]:
     return intake, Path(intake.shown)
 
 
-def _locate(typed: Path, absolute: Path) -> tuple[Path, str]:
+def _locate(typed: Path, absolute: Path, filename: str) -> tuple[Path, str]:
     """(folder, file name) of the submission: the path itself, or the file chosen in a folder."""
     try:
         found = os.stat(absolute)
@@ -114,28 +112,28 @@ def _locate(typed: Path, absolute: Path) -> tuple[Path, str]:
     except OSError as err:
         raise IntakeError(f"{typed} could not be read ({err.strerror or err})") from None
     if stat.S_ISDIR(found.st_mode):
-        return absolute, _choose(typed, absolute)
+        return absolute, _choose(typed, absolute, filename)
     return absolute.parent, absolute.name
 
 
-def _choose(typed: Path, folder: Path) -> str:
-    """The file of a submission folder: attention.py, whatever it is, else its one notebook."""
+def _choose(typed: Path, folder: Path, filename: str) -> str:
+    """The file of a submission folder: ``filename``, whatever it is, else its one notebook."""
     try:
         names = sorted(entry.name for entry in os.scandir(folder))
     except OSError as err:
         raise IntakeError(f"{typed} could not be read ({err.strerror or err})") from None
-    if FILE_NAME in names:
-        return FILE_NAME
+    if filename in names:
+        return filename
     notebooks = [n for n in names if n.endswith(".ipynb")]
     if len(notebooks) == 1:
         return notebooks[0]
     if notebooks:
         raise IntakeError(
-            f"{typed} holds several notebooks ({', '.join(notebooks)}) and no {FILE_NAME}: "
+            f"{typed} holds several notebooks ({', '.join(notebooks)}) and no {filename}: "
             "keep only the one to grade",
             kind=MISSING,
         )
-    raise IntakeError(f"{typed} is a folder without an {FILE_NAME} in it", kind=MISSING)
+    raise IntakeError(f"{typed} is a folder without {filename} in it", kind=MISSING)
 
 
 def _read(folder: Path, name: str, shown: str) -> bytes:

@@ -1,4 +1,9 @@
-"""The ``graded`` mark: which exercise a check belongs to, its points, who sees it."""
+"""The ``graded`` mark: which exercise a check belongs to, its points, who sees it.
+
+Points and visibility are validated where the mark is written. Whether the
+exercise is one of the lesson's is known once the check's lesson is: the plugin
+validates that when it collects the check (:func:`grading_of` with ``exercises``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from . import EXERCISES
 from .results import Visibility
 
 MARK = "graded"
@@ -25,10 +29,13 @@ class Grading:
     visibility: Visibility
 
 
-def validate(exercise, points, visibility) -> Grading:
-    """Check a mark's values; the message says what is wrong and what would be right."""
-    if exercise not in EXERCISES:
-        raise MarkError(f"graded: exercise {exercise!r} is not one of {', '.join(EXERCISES)}")
+def validate(exercise, points, visibility, exercises: tuple[str, ...] | None = None) -> Grading:
+    """Check a mark's values (the exercise against ``exercises``, the lesson's, when given);
+    the message says what is wrong and what would be right."""
+    if not isinstance(exercise, str) or not exercise.isidentifier():
+        raise MarkError(f"graded: exercise must be the name of a function, got {exercise!r}")
+    if exercises is not None and exercise not in exercises:
+        raise MarkError(f"graded: exercise {exercise!r} is not one of {', '.join(exercises)}")
     if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
         raise MarkError(f"graded: points must be a positive number, got {points!r}")
     try:
@@ -47,8 +54,9 @@ def graded(exercise: str, *, points: float, visibility: str = "visible") -> pyte
     )
 
 
-def grading_of(item) -> Grading | None:
-    """The validated ``graded`` mark of a collected test, or None if it has none."""
+def grading_of(item, exercises: tuple[str, ...] | None = None) -> Grading | None:
+    """The validated ``graded`` mark of a collected test (its exercise one of ``exercises``,
+    when given), or None if it has none."""
     marks = list(item.iter_markers(MARK))
     if not marks:
         return None
@@ -57,4 +65,6 @@ def grading_of(item) -> Grading | None:
     kwargs = dict(marks[0].kwargs)
     if marks[0].args:
         kwargs.setdefault("exercise", marks[0].args[0])
-    return validate(kwargs.get("exercise"), kwargs.get("points"), kwargs.get("visibility", "visible"))
+    return validate(
+        kwargs.get("exercise"), kwargs.get("points"), kwargs.get("visibility", "visible"), exercises
+    )

@@ -1,10 +1,11 @@
-"""``nbgrader-course``: write a ready nbgrader course directory for the exercises.
+"""``nbgrader-course``: write a ready nbgrader course directory, one assignment per lesson.
 
-    python -m grader nbgrader-course OUT_DIR [--assignment attention]
-    python -m grader nbgrader-collect COURSE_DIR OUT_DIR [--assignment attention] [--code]
+    python -m grader nbgrader-course OUT_DIR [--lesson NAME [--assignment NAME]]
+    python -m grader nbgrader-collect COURSE_DIR OUT_DIR [--lesson NAME] [--assignment NAME] [--code]
 
-OUT_DIR receives ``nbgrader_config.py`` and ``source/<assignment>/attention.ipynb``
-(generated from ``solutions/attention.py`` by :func:`grader.notebook.build_notebook`).
+OUT_DIR receives ``nbgrader_config.py`` and, for each lesson NAME,
+``source/NAME/NAME.ipynb`` (generated from ``solutions/NAME.py`` by
+:func:`grader.notebook.build_notebook`).
 Then, inside OUT_DIR: ``nbgrader generate_assignment``, hand out ``release/``,
 collect into ``submitted/<student>/<assignment>/``, ``nbgrader autograde``,
 ``nbgrader export``. nbgrader itself is only needed for those steps, not here.
@@ -21,8 +22,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import paths
 from .generate import STUB
+from .lesson import COURSE_VARIABLE, Lesson
 from .notebook import NotebookError, build_notebook, notebook_source, write_notebook
 
 #: Names nbgrader accepts for an assignment without surprises on any file system.
@@ -32,7 +33,7 @@ ASSIGNMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 CELL_TIMEOUT = 300
 
 CONFIG = """\
-# nbgrader configuration for the exercises "Causal masks and multiple heads",
+# nbgrader configuration for the lessons of the course in {course!r},
 # written by `python -m grader nbgrader-course`. Run nbgrader from this folder.
 import os
 
@@ -41,7 +42,7 @@ c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
 c.CourseDirectory.course_id = {course_id!r}
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 
-# The stub that replaces each solution region: the same as in exercises/attention.py.
+# The stub that replaces each solution region: the same as in the course's exercises/.
 c.ClearSolutions.code_stub = {{"python": {stub!r}}}
 
 # A test cell runs all the property checks of one exercise in the student's kernel.
@@ -50,50 +51,72 @@ c.ExecutePreprocessor.timeout = {timeout}
 c.Execute.startup_timeout = 120
 c.Autograde.create_student = True
 
-# The test cells import `grader`: put this checkout first on the path of the
-# kernels nbgrader starts (they inherit this environment).
+# The test cells import `grader` and grade with the course's checks: put the grader's
+# folder first on the path of the kernels nbgrader starts, and name the course to
+# them (they inherit this environment).
 _GRADER_ROOT = {root!r}
 if os.path.isdir(os.path.join(_GRADER_ROOT, "grader")):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (_GRADER_ROOT, os.environ.get("PYTHONPATH", "")) if p
     )
+os.environ[{variable!r}] = {course!r}
 """
 
 
-def config_text(*, course_id: str = "attention") -> str:
-    """The ``nbgrader_config.py`` of a course for these exercises."""
+#: The folder ``grader`` is imported from (a checkout, or site-packages).
+_IMPORTED_FROM = Path(__file__).resolve().parent.parent
+
+
+def config_text(root: Path, *, course_id: str = "course") -> str:
+    """The ``nbgrader_config.py`` of an nbgrader course for the lessons of the course at ``root``."""
     return CONFIG.format(
-        course_id=course_id, stub="\n".join(STUB), timeout=CELL_TIMEOUT, root=str(paths.ROOT)
+        course_id=course_id,
+        stub="\n".join(STUB),
+        timeout=CELL_TIMEOUT,
+        root=str(_IMPORTED_FROM),
+        variable=COURSE_VARIABLE,
+        course=str(root),
     )
 
 
-def main(*, out_dir: Path, assignment: str = "attention") -> int:
-    """Write the course directory; 0 on success, 2 with a message for a bad argument."""
+def main(*, lessons: tuple[Lesson, ...], out_dir: Path, assignment: str | None = None) -> int:
+    """Write the course directory, an assignment per lesson (called ``assignment`` when there
+    is one lesson); 0 on success, 2 with a message for a bad argument."""
     out_dir = Path(out_dir)
-    if not ASSIGNMENT_NAME.match(assignment):
-        print(
-            f"grader: {assignment!r} is not a usable assignment name "
-            "(letters, digits, '.', '_' and '-', starting with a letter or digit)",
-            file=sys.stderr,
-        )
+    if assignment is not None and len(lessons) != 1:
+        print("grader: --assignment names the assignment of one lesson: pass --lesson too", file=sys.stderr)
         return 2
+    names = [assignment or lesson.name for lesson in lessons]
+    for name in names:
+        if not ASSIGNMENT_NAME.match(name):
+            print(
+                f"grader: {name!r} is not a usable assignment name "
+                "(letters, digits, '.', '_' and '-', starting with a letter or digit)",
+                file=sys.stderr,
+            )
+            return 2
     if out_dir.exists() and not out_dir.is_dir():
         print(f"grader: {out_dir} exists and is not a folder", file=sys.stderr)
         return 2
-    notebook = build_notebook()
+    roots = {lesson.root for lesson in lessons}
+    if len(roots) != 1:
+        print("grader: an nbgrader course holds the lessons of one course", file=sys.stderr)
+        return 2
+    notebooks = [build_notebook(lesson) for lesson in lessons]
     out_dir.mkdir(parents=True, exist_ok=True)
     config = out_dir / "nbgrader_config.py"
-    wanted = config_text()
+    wanted = config_text(roots.pop())
     if config.exists() and config.read_text(encoding="utf-8") != wanted:
         print(f"kept {config} (it differs from the generated one; delete it to regenerate)", file=sys.stderr)
     else:
         config.write_text(wanted, encoding="utf-8")
         print(f"wrote {config}", file=sys.stderr)
-    target = write_notebook(notebook, out_dir / "source" / assignment / "attention.ipynb")
-    print(f"wrote {target}", file=sys.stderr)
+    for lesson, name, notebook in zip(lessons, names, notebooks, strict=True):
+        target = write_notebook(notebook, out_dir / "source" / name / f"{lesson.name}.ipynb")
+        print(f"wrote {target}", file=sys.stderr)
     print(
-        f"next: cd {out_dir} && nbgrader generate_assignment {assignment}  "
-        f"(the student version goes to release/{assignment}/)",
+        f"next: cd {out_dir} && nbgrader generate_assignment {names[0]}  "
+        f"(the student version goes to release/{names[0]}/)",
         file=sys.stderr,
     )
     return 0
@@ -101,38 +124,42 @@ def main(*, out_dir: Path, assignment: str = "attention") -> int:
 
 def collect(
     *,
+    lesson: Lesson,
     course_dir: Path,
     out_dir: Path,
-    assignment: str = "attention",
+    assignment: str | None = None,
     stage: str = "submitted",
     code: bool = False,
 ) -> int:
-    """Lay out ``<stage>/<student>/<assignment>/attention.ipynb`` as OUT_DIR/<student>/ for ``batch``.
+    """Lay out ``<stage>/<student>/<assignment>/NAME.ipynb`` (NAME the lesson's, the assignment
+    by default too) as OUT_DIR/<student>/ for ``batch``.
 
     Each student's folder gets a copy of the notebook (``grade`` and ``batch``
     read its solution cells and run them in the sandbox; a notebook that cannot
     be read gets its reason in the student's report), or with ``code`` the
-    extracted ``attention.py`` (a notebook that cannot be read then gets a
+    extracted ``NAME.py`` (a notebook that cannot be read then gets a
     ``notebook_error.txt`` instead, and no grade). Returns 0, or 2 with a
     message when COURSE_DIR has no such stage.
     """
     course_dir, out_dir = Path(course_dir), Path(out_dir)
+    assignment = assignment or lesson.name
+    notebook_name = f"{lesson.name}.ipynb"
     collected = course_dir / stage
     if not collected.is_dir():
         print(f"grader: {collected} does not exist: no notebooks collected there yet", file=sys.stderr)
         return 2
     written, problems = 0, []
     for student in sorted(p for p in collected.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        notebook = student / assignment / "attention.ipynb"
+        notebook = student / assignment / notebook_name
         if not notebook.is_file():
-            problems.append(f"{student.name}: no {assignment}/attention.ipynb")
+            problems.append(f"{student.name}: no {assignment}/{notebook_name}")
             continue
         folder = out_dir / student.name
         folder.mkdir(parents=True, exist_ok=True)
-        for stale in ("attention.py", "attention.ipynb", "notebook_error.txt"):
+        for stale in (lesson.filename, notebook_name, "notebook_error.txt"):
             (folder / stale).unlink(missing_ok=True)
         if not code:
-            shutil.copyfile(notebook, folder / "attention.ipynb")
+            shutil.copyfile(notebook, folder / notebook_name)
             written += 1
             continue
         try:
@@ -141,9 +168,9 @@ def collect(
             (folder / "notebook_error.txt").write_text(f"{err}\n", encoding="utf-8")
             problems.append(f"{student.name}: {err}")
             continue
-        (folder / "attention.py").write_bytes(source)
+        (folder / lesson.filename).write_bytes(source)
         written += 1
-    kind = "attention.py files" if code else "notebooks"
+    kind = f"{lesson.filename} files" if code else "notebooks"
     print(f"wrote {written} {kind} to {out_dir}, one folder per student", file=sys.stderr)
     for problem in problems:
         print(f"  - {problem}", file=sys.stderr)

@@ -4,12 +4,13 @@ Three things live here:
 
 * :func:`notebook_source`: the Python code of a ``.ipynb`` file's content
   (standard library only), so ``grade`` and ``batch`` can grade notebooks as
-  they grade ``attention.py`` files (:mod:`grader.intake` reads the file);
-* :func:`build_notebook`: the nbgrader source notebook, generated from the
-  single source ``solutions/attention.py`` (its solution markers are kept:
+  they grade the lesson's ``.py`` files (:mod:`grader.intake` reads the file);
+* :func:`build_notebook`: the nbgrader source notebook of a lesson, generated
+  from its single source ``solutions/NAME.py`` (its solution markers are kept:
   nbgrader's ``generate_assignment`` replaces each marked region with the stub);
+  the text comes from the docstrings of the module and of the functions;
 * :func:`grade_here`: what an autograder test cell of that notebook calls. It
-  rebuilds an ``attention.py`` from the cells that defined the student's
+  rebuilds the lesson's file from the cells that defined the student's
   functions and grades it with :func:`grader.run.run_checks`: the same checks,
   the same deterministic inputs, so the points equal those of ``grade``.
   Inside nbgrader the checks run in the student's kernel (nbgrader's design):
@@ -31,11 +32,11 @@ import textwrap
 import warnings
 from pathlib import Path
 
-from . import EXERCISES, paths
+from .lesson import Lesson, find_course
 
 #: The nbgrader metadata schema this module writes.
 SCHEMA_VERSION = 3
-#: grade_id of the locked cell holding the imports and the given ``softmax``.
+#: grade_id of the locked cell holding the code given to students (imports, helpers).
 GIVEN_ID = "given_code"
 
 
@@ -232,7 +233,7 @@ def notebook_source(notebook: Path | bytes, *, name: str | None = None) -> bytes
 
     When the notebook carries nbgrader metadata (it came from the nbgrader
     assignment), the code is that of its solution cells, preceded by the
-    locked cells that give code (the imports and ``softmax``, without which no
+    locked cells that give code (the imports and given helpers, without which no
     solution runs); test cells and cells the student added are left out.
     Otherwise it is the code of every code cell. Cells are joined with blank
     lines; IPython magics and shell lines are commented out (not removed, so
@@ -249,61 +250,41 @@ def notebook_source(notebook: Path | bytes, *, name: str | None = None) -> bytes
 
 # ----------------------------------------------------------------------------- the source notebook
 
-_INTRO = """\
-# Causal masks and multiple heads
+#: What every notebook says after the lesson's own introduction (its module docstring).
+_HOW = """\
+In this notebook you write {count}. Each one has a code cell to complete: replace \
+`raise NotImplementedError()` with your code and keep the `def` line as it is. Below each \
+function, a test cell runs the autograder's property checks on it (many random shapes and \
+values) and shows the points you earned; when a check fails it prints the smallest input that \
+breaks your code.
 
-In this notebook you build multi-head self-attention with numpy, in four functions. \
-Each one has a code cell to complete: replace `raise NotImplementedError()` with your code \
-and keep the `def` line as it is. Below each function, a test cell runs the autograder's \
-property checks on it (many random shapes and values) and shows the points you earned; \
-when a check fails it prints the smallest input that breaks your code.
-
-The shapes use four letters:
-
-* `T`: how many tokens the sequence has;
-* `D`: how many numbers describe one token (the model width);
-* `H`: how many heads (the argument `n_heads`);
-* `Dh`: how many numbers one head sees per token, `D // H`.
-
-`...` stands for any number of leading axes, including none (a batch, for instance). \
-Matrices act on row vectors: the query of a token `x` is `x @ W_q`.
-
-Write all your code inside the four solution cells: code in cells you add yourself is not graded. \
+Write all your code inside the solution cells: code in cells you add yourself is not graded. \
 Run the cells from top to bottom, then *Kernel > Restart & Run All* before you submit.
 """
 
-_ABOUT = {
-    "apply_causal_mask": """\
-A score table has one row per query token `i` (the token that looks) and one column per key \
-token `j` (the token looked at). In causal attention a token may look at itself and at earlier \
-tokens only, so every entry above the diagonal, where `j > i`, must become `-inf`; every other \
-entry keeps its value. Give back a **new** array with the same shape and dtype, leave `scores` \
-untouched, and accept any number of leading axes in front of the `(T, T)` table.""",
-    "split_heads": """\
-Every token carries `D` numbers. Cut them into `H` consecutive slices of `Dh` numbers: \
-slice `h` (columns `h*Dh` up to `(h+1)*Dh`) goes to head `h`. The result puts the head axis \
-before the token axis, `(..., H, T, Dh)`. When there is not at least one head, or when `H` \
-does not divide `D`, raise a `ValueError`.""",
-    "merge_heads": """\
-The way back: glue the heads together side by side so that head `h` fills columns `h*Dh` up to \
-`(h+1)*Dh` of every token, turning `(..., H, T, Dh)` into `(..., T, H*Dh)`. Splitting and then \
-merging must give back exactly the array you started from.""",
-    "mha_forward": """\
-Now assemble the layer. Project the tokens into queries, keys and values with `W_q`, `W_k` and \
-`W_v`, and give each head its own slice of them. In every head, score each query against each \
-key, divide by `sqrt(Dh)`, hide the future when `causal` is true, turn every row of scores into \
-weights with the given `softmax`, and take the weighted mix of the values. Finally merge the \
-heads and multiply by `W_o`. With `return_weights=True` the function also hands back the \
-weights, one `(T, T)` table per head. You may call your three functions above.""",
-}
+
+def introduction(source: str, exercises: tuple[str, ...]) -> str:
+    """The notebook's first cell: the lesson's module docstring (its first line as the title),
+    then how to work in the notebook."""
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    title, _, rest = doc.partition("\n")
+    count = f"{len(exercises)} functions" if len(exercises) != 1 else "one function"
+    parts = [f"# {title.strip().rstrip('.')}", rest.strip(), _HOW.format(count=count)]
+    return "\n\n".join(p for p in parts if p)
 
 
-def reference_parts(source: str) -> tuple[str, dict[str, str]]:
+def _summary(function_source: str) -> str:
+    """The first paragraph of a function's docstring, on one line."""
+    doc = ast.get_docstring(ast.parse(function_source).body[0]) or ""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def reference_parts(source: str, exercises: tuple[str, ...]) -> tuple[str, dict[str, str]]:
     """(given code, {exercise: full function source}) of the reference module's text.
 
     The given code is every top-level statement but the docstring and the
-    graded functions (the imports and ``softmax``); each function keeps its
-    solution markers.
+    graded functions, ``exercises`` (the imports and given helpers); each
+    function keeps its solution markers.
     """
     tree = ast.parse(source)
     lines = source.splitlines()
@@ -317,40 +298,39 @@ def reference_parts(source: str) -> tuple[str, dict[str, str]]:
         text = "\n".join(lines[start - 1 : end]).rstrip()
         if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the module docstring: the introduction says it in its own words
-        if isinstance(node, ast.FunctionDef) and node.name in EXERCISES:
+        if isinstance(node, ast.FunctionDef) and node.name in exercises:
             functions[node.name] = text
         else:
             given.append(text)
-    missing = [name for name in EXERCISES if name not in functions]
+    missing = [name for name in exercises if name not in functions]
     if missing:
         raise ValueError(f"the reference defines no {', '.join(missing)}")
     return "\n\n\n".join(given).strip() + "\n", functions
 
 
-def given_code(solution: Path | None = None) -> str:
-    """The code every student gets as it is: the imports and ``softmax``.
+def given_code(lesson: Lesson) -> str:
+    """The code every student of ``lesson`` gets as it is: the imports and given helpers.
 
     Read from the reference, or where there is none (the student release) from
     the stubs, which hold the same code outside the solution regions.
     """
-    if solution is None:
-        solution = paths.SOLUTION if paths.SOLUTION.is_file() else paths.EXERCISE
-    return reference_parts(Path(solution).read_text(encoding="utf-8"))[0]
+    return reference_parts(lesson.source.read_text(encoding="utf-8"), lesson.exercises)[0]
 
 
-def autograder_cell_source(exercise: str, points: float, *, hidden: bool) -> str:
+def autograder_cell_source(lesson: str, exercise: str, points: float, *, hidden: bool) -> str:
     """The autograder test cell of ``exercise``; its last expression is the points earned."""
+    call = f"grade_here({exercise!r}, globals(), lesson={lesson!r}"
     lines = [
         f"# Autograder test for `{exercise}` ({points:g} points): the property checks of the",
         "# grader, on the same inputs as `python -m grader check`. The last line shows your points.",
         "from grader.notebook import grade_here",
         "",
-        f'points = grade_here("{exercise}", globals())',
+        f"points = {call})",
     ]
     if hidden:
         lines += [
             "### BEGIN HIDDEN TESTS",
-            f'points += grade_here("{exercise}", globals(), hidden=True)',
+            f"points += {call}, hidden=True)",
             "### END HIDDEN TESTS",
         ]
     lines.append("points")
@@ -370,35 +350,39 @@ def _cell(kind: str, source: str, cell_id: str, nbgrader: dict | None) -> dict:
 _READ_ONLY = {"grade": False, "solution": False, "locked": True}
 
 
-def build_notebook(*, solution: Path = paths.SOLUTION, checks: Path = paths.CHECKS) -> dict:
-    """The nbgrader source notebook (nbformat 4) of the exercises, from ``solution``.
+def build_notebook(lesson: Lesson) -> dict:
+    """The nbgrader source notebook (nbformat 4) of ``lesson``, from its solution.
 
-    Solution cells hold each graded function whole, solution markers included;
-    each is followed by a test cell worth that exercise's points (read from
-    the checks' marks), whose hidden part, if the exercise has hidden checks,
-    sits between nbgrader's hidden-test markers.
+    Its text comes from the solution's docstrings: the module's introduces the
+    notebook, each function's first paragraph introduces its cell. Solution
+    cells hold each graded function whole, solution markers included; each is
+    followed by a test cell worth that exercise's points (read from the
+    checks' marks), whose hidden part, if the exercise has hidden checks, sits
+    between nbgrader's hidden-test markers.
     """
     from .run import suite_points
 
-    given, functions = reference_parts(Path(solution).read_text(encoding="utf-8"))
-    points = suite_points(checks)
-    hidden_points = suite_points(checks / "hidden") if (checks / "hidden").is_dir() else {}
+    source = lesson.solution.read_text(encoding="utf-8")
+    given, functions = reference_parts(source, lesson.exercises)
+    points = suite_points(lesson)
+    hidden_points = suite_points(lesson, lesson.hidden) if lesson.hidden.is_dir() else {}
     cells = [
-        _cell("markdown", _INTRO, "introduction", _READ_ONLY),
+        _cell("markdown", introduction(source, lesson.exercises), "introduction", _READ_ONLY),
         _cell("code", given.rstrip("\n"), GIVEN_ID, _READ_ONLY),
     ]
-    for number, name in enumerate(EXERCISES, start=1):
+    for number, name in enumerate(lesson.exercises, start=1):
         signature = functions[name].split("\n", 1)[0].removeprefix("def ").rstrip(":")
-        about = _ABOUT.get(name) or (ast.get_docstring(ast.parse(functions[name]).body[0]) or "")
         heading = f"## {number}. `{signature}` ({points[name]:g} points)\n\n"
-        cells.append(_cell("markdown", heading + about, f"about_{name}", _READ_ONLY))
+        cells.append(_cell("markdown", heading + _summary(functions[name]), f"about_{name}", _READ_ONLY))
         cells.append(
             _cell("code", functions[name], name, {"grade": False, "solution": True, "locked": False})
         )
         cells.append(
             _cell(
                 "code",
-                autograder_cell_source(name, points[name], hidden=hidden_points.get(name, 0) > 0),
+                autograder_cell_source(
+                    lesson.name, name, points[name], hidden=hidden_points.get(name, 0) > 0
+                ),
                 f"test_{name}",
                 {"grade": True, "solution": False, "locked": True, "points": points[name]},
             )
@@ -461,15 +445,15 @@ def _cell_text(filename: str) -> tuple[int, str] | None:
     return 1 << 30, text
 
 
-def source_from_namespace(namespace: dict, *, solution: Path | None = None) -> str:
-    """An ``attention.py`` rebuilt from a live namespace (a notebook's ``globals()``).
+def source_from_namespace(namespace: dict, lesson: Lesson) -> str:
+    """The lesson's file rebuilt from a live namespace (a notebook's ``globals()``).
 
-    The given code first (imports and ``softmax``, as in the locked cell), then
+    The given code first (imports and helpers, as in the locked cell), then
     every cell that defined one of the graded functions, in the order the
     cells ran, each once.
     """
     cells: dict[str, tuple[int, str]] = {}
-    for name in EXERCISES:
+    for name in lesson.exercises:
         code = getattr(namespace.get(name), "__code__", None)
         filename = getattr(code, "co_filename", None)
         if not filename or filename in cells:
@@ -478,7 +462,7 @@ def source_from_namespace(namespace: dict, *, solution: Path | None = None) -> s
         if found is not None:
             cells[filename] = found
     ordered = sorted(cells.values(), key=lambda item: item[0])
-    parts = [given_code(solution)] + [comment_magics(text).rstrip("\n") for _, text in ordered]
+    parts = [given_code(lesson)] + [comment_magics(text).rstrip("\n") for _, text in ordered]
     return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
 
 
@@ -508,20 +492,26 @@ def _feedback(report, exercise: str, *, hidden: bool) -> str:
     return "\n".join(lines)
 
 
-def grade_here(exercise: str, namespace: dict, *, hidden: bool = False, show: bool = True) -> float:
-    """Points earned in ``exercise`` by the functions defined in ``namespace``.
+def grade_here(
+    exercise: str, namespace: dict, *, lesson: str | None = None, hidden: bool = False, show: bool = True
+) -> float:
+    """Points earned in ``exercise`` of ``lesson`` (default: the course's only one) by the
+    functions defined in ``namespace``.
 
-    Called by the notebook's test cells with ``globals()``. Runs
-    :func:`grader.run.run_checks` in this process (isolation ``none``) on an
-    ``attention.py`` rebuilt by :func:`source_from_namespace`: the visible
-    checks of ``exercise``, or with ``hidden`` its hidden checks only. Prints a
-    short report on stdout when ``show``; never writes to stderr and never
-    raises for anything the student's code does: the worst is 0 points.
+    Called by the notebook's test cells with ``globals()``; the course is found
+    as every command finds it (:func:`grader.lesson.find_course`: the nbgrader
+    course's configuration names it). Runs :func:`grader.run.run_checks` in
+    this process (isolation ``none``) on the lesson's file rebuilt by
+    :func:`source_from_namespace`: the visible checks of ``exercise``, or with
+    ``hidden`` its hidden checks only. Prints a short report on stdout when
+    ``show``; never writes to stderr and never raises for anything the
+    student's code does: the worst is 0 points.
     """
     from .run import run_checks
 
-    if exercise not in EXERCISES:
-        raise ValueError(f"unknown exercise {exercise!r}; choose from {', '.join(EXERCISES)}")
+    chosen = find_course().choose(lesson)
+    if exercise not in chosen.exercises:
+        raise ValueError(f"unknown exercise {exercise!r}; choose from {', '.join(chosen.exercises)}")
     noise = io.StringIO()
     message, score = "", 0
     try:
@@ -532,14 +522,15 @@ def grade_here(exercise: str, namespace: dict, *, hidden: bool = False, show: bo
             tempfile.TemporaryDirectory(prefix="grade_here_") as tmp,
         ):
             warnings.simplefilter("ignore")
-            file = Path(tmp) / "attention.py"
-            file.write_text(source_from_namespace(namespace), encoding="utf-8")
+            file = Path(tmp) / chosen.filename
+            file.write_text(source_from_namespace(namespace, chosen), encoding="utf-8")
             report = run_checks(
                 file,
+                lesson=chosen,
                 exercises=(exercise,),
                 include_hidden=hidden,
                 isolation="none",
-                checks=paths.CHECKS / "hidden" if hidden else paths.CHECKS,
+                checks=chosen.hidden if hidden else chosen.checks,
             )
         score = sum(t.score for t in report.tests if t.exercise == exercise)
         message = _feedback(report, exercise, hidden=hidden)

@@ -1,8 +1,9 @@
 """The pytest plugin behind the checks: options, Hypothesis profiles, the ``student`` fixture.
 
 Loaded with ``-p grader.plugin`` (the project's pytest settings do so). The
-checks in ``tests/checks`` take a ``student`` argument: the submission's
-functions as their exercise sees them (see :mod:`grader.submission`).
+checks of lesson NAME, in ``tests/checks/NAME/`` of a course, take a ``student``
+argument: the submission's functions as their exercise sees them (see
+:mod:`grader.submission`). A check's lesson is known from its path.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-from . import paths
+from .lesson import Lesson, LessonError, check_of
 from .marks import MARK, MarkError, grading_of
 from .results import Visibility
 from .sandbox import LEVELS, Limits
@@ -52,16 +53,19 @@ PROFILES = {
     ),
 }
 
-_SUBMISSION = pytest.StashKey[Submission]()
+#: The submission under test of each lesson, by the lesson's checks folder.
+_SUBMISSIONS = pytest.StashKey[dict]()
+#: What :func:`grader.lesson.check_of` said of each folder of test files.
+_CHECK_FOLDERS = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser):
     """Options of the checks: which file to check and how hard."""
-    group = parser.getgroup("grader", "attention autograder")
+    group = parser.getgroup("grader", "autograder")
     group.addoption(
         "--submission",
-        default=str(paths.SOLUTION if paths.SOLUTION.is_file() else paths.EXERCISE),
-        help="the attention.py to check (default: the reference solution, or the stubs where there is none)",
+        default=None,
+        help="the file to check (default: the lesson's reference solution, or its stubs where there is none)",
     )
     group.addoption(
         "--profile",
@@ -115,38 +119,62 @@ def pytest_configure(config):
     settings.load_profile(profile)
 
 
-def _in_checks(item) -> bool:
-    return paths.CHECKS in Path(str(item.path)).resolve().parents
+def _check(item) -> tuple[Lesson, bool] | None:
+    """(lesson, hidden?) of a check, None for a test that is no check (LessonError: a check
+    in a folder that is no lesson). Learnt once per folder."""
+    folder = Path(str(item.path)).parent
+    known = item.config.stash.setdefault(_CHECK_FOLDERS, {})
+    if folder not in known:
+        try:
+            known[folder] = check_of(Path(str(item.path)))
+        except LessonError as err:
+            known[folder] = err
+    if isinstance(known[folder], LessonError):
+        raise known[folder]
+    return known[folder]
 
 
+def lesson_of(item) -> Lesson | None:
+    """The lesson a collected check belongs to (None for a test that is no check)."""
+    found = _check(item)
+    return None if found is None else found[0]
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Every check carries a valid graded mark, hidden ones only under ``hidden/``."""
-    problems, seen = [], set()
+    """Every check carries a valid graded mark naming an exercise of its lesson, hidden ones
+    only under the lesson's ``hidden/``."""
+    problems, seen, checks = [], set(), []
     for item in items:
-        if not _in_checks(item):
+        try:
+            found = _check(item)
+        except LessonError as err:
+            problems.append(f"{item.nodeid}: {err}")
             continue
+        if found is None:
+            continue
+        lesson, in_hidden = found
+        checks.append(item)
         if item.name in seen:
             problems.append(f"{item.nodeid}: another check has the name {item.name}; names must be unique")
         seen.add(item.name)
         try:
-            grading = grading_of(item)
+            grading = grading_of(item, lesson.exercises)
         except MarkError as err:
-            problems.append(f"{item.nodeid}: {err}")
+            problems.append(f"{item.nodeid}: {err} (the exercises of lesson {lesson.name})")
             continue
         if grading is None:
             problems.append(f"{item.nodeid}: a check without a @graded(...) mark")
             continue
-        in_hidden = "hidden" in Path(str(item.path)).relative_to(paths.CHECKS).parts
         if in_hidden != (grading.visibility is Visibility.HIDDEN):
             problems.append(
                 f"{item.nodeid}: visibility {grading.visibility.value!r} but the file is "
-                f"{'in' if in_hidden else 'outside'} tests/checks/hidden"
+                f"{'in' if in_hidden else 'outside'} tests/checks/{lesson.name}/hidden"
             )
     if problems:
         raise pytest.UsageError("invalid graded checks:\n  " + "\n  ".join(problems))
-    for item in items:
-        if _in_checks(item):
-            _record_inputs(item)
+    for item in checks:
+        _record_inputs(item)
 
 
 #: Arguments that are not inputs of the student's function.
@@ -176,33 +204,35 @@ def _record_inputs(item) -> None:
     hypothesis.inner_test = recorded
 
 
-def submission_of(config, *, create: bool = True) -> Submission | None:
-    """The submission under test, loaded on first use (None if not loaded and not ``create``)."""
-    if _SUBMISSION not in config.stash:
+def submission_of(config, lesson: Lesson, *, create: bool = True) -> Submission | None:
+    """The submission of ``lesson`` under test, loaded on first use (None if not loaded and
+    not ``create``)."""
+    opened = config.stash.setdefault(_SUBMISSIONS, {})
+    if lesson.checks not in opened:
         if not create:
             return None
         limits = Limits(call_timeout=config.getoption("call_timeout"))
         if config.getoption("total_timeout") is not None:
             limits = Limits(call_timeout=limits.call_timeout, total_timeout=config.getoption("total_timeout"))
-        config.stash[_SUBMISSION] = Submission(
-            Path(config.getoption("submission")),
-            reference=paths.SOLUTION,
+        opened[lesson.checks] = Submission(
+            Path(config.getoption("submission") or lesson.source),
+            lesson=lesson,
             isolation=config.getoption("isolation"),
             limits=limits,
         )
-    return config.stash[_SUBMISSION]
+    return opened[lesson.checks]
 
 
 def pytest_collection_finish(session):
-    """Tell the submission how many checks of each exercise this run holds."""
-    submission = submission_of(session.config, create=False)
-    if submission is not None:
-        counts: dict[str, int] = {}
-        for item in session.items:
-            grading = grading_of(item)
-            if grading is not None:
-                counts[grading.exercise] = counts.get(grading.exercise, 0) + 1
-        submission.expect(counts)
+    """Tell each submission how many checks of each exercise this run holds."""
+    counts: dict[Path, dict[str, int]] = {}
+    for item in session.items:
+        lesson, grading = lesson_of(item), grading_of(item)
+        if lesson is not None and grading is not None:
+            mine = counts.setdefault(lesson.checks, {})
+            mine[grading.exercise] = mine.get(grading.exercise, 0) + 1
+    for checks, submission in session.config.stash.get(_SUBMISSIONS, {}).items():
+        submission.expect(counts.get(checks, {}))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -211,28 +241,30 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     if report.when == "call" or (report.when == "setup" and not report.passed):
-        submission = submission_of(item.config, create=False)
-        grading = grading_of(item)
+        lesson, grading = lesson_of(item), grading_of(item)
+        submission = submission_of(item.config, lesson, create=False) if lesson is not None else None
         if submission is not None and grading is not None:
             submission.record(grading.exercise, report.passed)
 
 
 def provide_submission(config, submission: Submission) -> None:
     """Use a submission opened before pytest started (its workers boot during collection)."""
-    config.stash[_SUBMISSION] = submission
+    config.stash.setdefault(_SUBMISSIONS, {})[submission.lesson.checks] = submission
 
 
 def pytest_unconfigure(config):
-    """End the worker: nothing the student's code started outlives the run."""
-    submission = submission_of(config, create=False)
-    if submission is not None:
+    """End the workers: nothing the student's code started outlives the run."""
+    for submission in config.stash.get(_SUBMISSIONS, {}).values():
         submission.close()
 
 
 @pytest.fixture
 def student(request):
     """The submission's functions as seen by this check's exercise."""
-    grading = grading_of(request.node)
-    if grading is None:
-        raise pytest.UsageError(f"{request.node.nodeid} uses `student` without a @graded mark")
-    return submission_of(request.config).view(grading.exercise)
+    lesson, grading = lesson_of(request.node), grading_of(request.node)
+    if lesson is None or grading is None:
+        raise pytest.UsageError(
+            f"{request.node.nodeid} uses `student` but is no graded check of a lesson "
+            "(tests/checks/NAME/ of a course, with a @graded mark)"
+        )
+    return submission_of(request.config, lesson).view(grading.exercise)

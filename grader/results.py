@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from . import EXERCISES
-
 
 class Status(str, Enum):
     """How one check ended."""
@@ -77,7 +75,8 @@ class Report:
 
     @property
     def exercises(self) -> tuple[ExerciseResult, ...]:
-        names = [n for n in EXERCISES if any(t.exercise == n for t in self.tests)]
+        """Points per exercise, in the lesson's order (the order its checks ran in)."""
+        names = list(dict.fromkeys(t.exercise for t in self.tests))
         return tuple(
             ExerciseResult(
                 name=n,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from . import EXERCISES, paths
 from .feedback import Outcome, outcome_of, paragraph
 from .intake import Intake
+from .lesson import Lesson
 from .marks import grading_of
 from .plugin import provide_submission, submission_of
 from .results import Report, Status, TestResult, Visibility
@@ -35,7 +35,10 @@ def _name(item) -> str:
 class Collector:
     """A pytest plugin object that records one TestResult per graded check."""
 
-    def __init__(self, exercises: tuple[str, ...], *, include_hidden: bool = True, submission=None):
+    def __init__(
+        self, lesson: Lesson, exercises: tuple[str, ...], *, include_hidden: bool = True, submission=None
+    ):
+        self.lesson = lesson
         self.exercises = exercises
         self.submission = submission
         self.include_hidden = include_hidden
@@ -58,7 +61,7 @@ class Collector:
                 and (self.include_hidden or grading.visibility is Visibility.VISIBLE)
             )
             (keep if wanted else drop).append(item)
-        keep.sort(key=lambda item: EXERCISES.index(grading_of(item).exercise))
+        keep.sort(key=lambda item: self.lesson.exercises.index(grading_of(item).exercise))
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -93,7 +96,7 @@ class Collector:
             )
 
     def pytest_sessionfinish(self, session):
-        submission = submission_of(session.config, create=False)
+        submission = submission_of(session.config, self.lesson, create=False)
         if submission is not None:
             self.problem = submission.problem
             self.isolation = submission.isolation
@@ -102,25 +105,27 @@ class Collector:
 def run_checks(
     submission: Intake | Path,
     *,
+    lesson: Lesson,
     profile: str = "grading",
-    exercises: tuple[str, ...] = EXERCISES,
+    exercises: tuple[str, ...] | None = None,
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     include_hidden: bool = True,
     max_examples: int | None = None,
     isolation: str = "none",
     total_timeout: float | None = None,
-    checks: Path = paths.CHECKS,
+    checks: Path | None = None,
 ) -> Report:
     """Grade ``submission`` (what :func:`grader.intake.open_submission` took in, or a path for it
-    to take in) against the checks and return the Report."""
+    to take in) against ``lesson``'s checks (or those under ``checks``), for ``exercises``
+    (default: all the lesson's), and return the Report."""
     # Open the submission first: a sandboxed worker boots while pytest collects the checks.
     limits = Limits(call_timeout=call_timeout, total_timeout=total_timeout or DEFAULT_TOTAL_TIMEOUT)
-    reference = paths.SOLUTION if paths.SOLUTION.is_file() else None
     shown = submission.shown if isinstance(submission, Intake) else str(submission)
-    opened = Submission(submission, reference=reference, isolation=isolation, limits=limits)
-    collector = Collector(exercises, include_hidden=include_hidden, submission=opened)
+    opened = Submission(submission, lesson=lesson, isolation=isolation, limits=limits)
+    chosen = lesson.exercises if exercises is None else exercises
+    collector = Collector(lesson, chosen, include_hidden=include_hidden, submission=opened)
     args = [
-        str(checks),
+        str(checks or lesson.checks),
         "-p",
         "grader.plugin",
         "-p",
@@ -128,7 +133,7 @@ def run_checks(
         "-o",
         "addopts=",
         "--rootdir",
-        str(paths.ROOT),
+        str(lesson.root),
         "-q",
         "--assert=plain",  # the checks fail through grader.expect, never a bare assert
         "-p",
@@ -176,23 +181,26 @@ class _Points:
                 self.points[grading.exercise] = self.points.get(grading.exercise, 0) + grading.points
 
 
-def suite_points(checks: Path = paths.CHECKS) -> dict[str, float]:
-    """Maximum points per exercise, read from the checks' marks."""
+def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]:
+    """Maximum points per exercise of ``lesson``, read from the marks of its checks (or of those
+    under ``checks``)."""
     counter = _Points()
     args = [
-        str(checks),
+        str(checks or lesson.checks),
         "-p",
         "grader.plugin",
         "-p",
         "no:cacheprovider",
         "-o",
         "addopts=",
+        "--rootdir",
+        str(lesson.root),
         "--collect-only",
         "-q",
     ]
     with _plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[counter])
-    return {name: counter.points.get(name, 0) for name in EXERCISES}
+    return {name: counter.points.get(name, 0) for name in lesson.exercises}
 
 
 @contextlib.contextmanager

@@ -4,8 +4,8 @@ Each grading process keeps one sandbox per isolation level (more only if it
 grades several submissions at once). Inside runs a *warden*
 (:class:`grader.warden.Warden`): a pristine Python with numpy loaded that never
 holds a student's source. For each submission it forks a *keeper*
-(:class:`grader.warden.Keeper`), which alone receives the source and forks the
-worker and a child for each audited call; between submissions the warden ends
+(:class:`grader.warden.Keeper`), which alone receives the source, forks the
+worker and relays its frames, watching each call; between submissions the warden ends
 every process of the student's, the keeper included. Loading Python and numpy
 happens once per grading process instead of once per submission.
 
@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import paths, worker
+from . import worker
 from .submission import DEFAULT_CALL_TIMEOUT
 from .worker import Channel, WireError, encode
 
@@ -101,19 +101,14 @@ class IsolationRefused(Exception):
     """The isolation asked for cannot be given safely here; the message says what to do."""
 
 
-def _private_paths() -> list[Path]:
-    """Where the course keeps what no student may read: the reference and the hidden checks."""
-    return [paths.SOLUTION, paths.CHECKS / "hidden"]
-
-
-def choose_level(requested: str) -> str:
+def choose_level(requested: str, private: tuple[Path, ...]) -> str:
     """The isolation level to grade at, for ``requested`` (``auto`` or a level); refused
     (IsolationRefused) where it would let the student's code act as root or read the course.
 
     ``auto`` takes the best level the machine offers but never falls back to ``process`` for
     a grader running as root: that must be asked for by name. At ``process`` level as root,
     the student's code runs as an unprivileged user, and the reference and hidden checks
-    must be unreadable to such a user (the grader checks that before grading)."""
+    (``private``, the lesson's) must be unreadable to such a user (checked before grading)."""
     if requested not in ("auto", *LEVELS):
         raise IsolationRefused(f"unknown isolation level {requested!r}; choose auto, {', '.join(LEVELS)}")
     level = best_level() if requested == "auto" else requested
@@ -129,7 +124,7 @@ def choose_level(requested: str) -> str:
             "can read what you can read and use the network"
         )
     if level == "process" and os.geteuid() == 0:
-        readable = [p for p in _private_paths() if p.exists() and _readable_by_others(p)]
+        readable = [p for p in private if p.exists() and _readable_by_others(p)]
         if readable:
             raise IsolationRefused(
                 f"at the process level the student's code could read {readable[0]}; make the "
@@ -381,7 +376,7 @@ class Warden(Deadlined):
 
     # -- requests
 
-    def begin(self, holder: object, source: bytes, exercises, memory: int) -> None:
+    def begin(self, holder: object, source: bytes, lesson, memory: int) -> None:
         """Post: end whatever the last submission left and start a keeper for ``holder``'s.
 
         The warden only forks the keeper; the source goes to the keeper alone, over a socket
@@ -399,7 +394,12 @@ class Warden(Deadlined):
         self.keeper_sock, self.holder = ours, holder
         self.keeper = Channel(ours.fileno(), ours.fileno(), wait=self._wait)
         self.post(
-            {"type": "source", "source": np.frombuffer(source, dtype=np.uint8), "exercises": list(exercises)},
+            {
+                "type": "source",
+                "source": np.frombuffer(source, dtype=np.uint8),
+                "exercises": list(lesson.exercises),
+                "filename": lesson.filename,
+            },
             keeper=True,
         )
 

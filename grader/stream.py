@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from .intake import IntakeError, open_submission
+from .lesson import Lesson
 from .reporters.json_report import to_dict
 from .run import GraderError, run_checks
 
@@ -26,14 +27,15 @@ from .run import GraderError, run_checks
 CHANGED = "the file changed while the batch was running; run the batch again to grade it"
 
 
-def main(**options) -> int:
-    """Answer until stdin closes; ``options`` go to :func:`grader.run.run_checks`."""
+def main(*, lesson: Lesson, **options) -> int:
+    """Answer until stdin closes, grading for ``lesson``; ``options`` go to
+    :func:`grader.run.run_checks`."""
     out = sys.stdout
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
-            answer = grade_request(json.loads(line), **options)
+            answer = grade_request(json.loads(line), lesson=lesson, **options)
         except (GraderError, ValueError) as err:
             answer = {"error": str(err)}
         out.write(json.dumps(answer) + "\n")
@@ -41,7 +43,7 @@ def main(**options) -> int:
     return 0
 
 
-def grade_request(request: dict, **options) -> dict:
+def grade_request(request: dict, *, lesson: Lesson, **options) -> dict:
     """The answer to one request: a JSON report, a refusal, or an error."""
     if not isinstance(request, dict) or not isinstance(request.get("path"), str):
         return {"error": "a request names a submission as {'path': ..., 'sha256': ...}"}
@@ -49,9 +51,9 @@ def grade_request(request: dict, **options) -> dict:
     if not path.is_absolute():
         return {"error": f"{path} is not an absolute path"}
     try:
-        intake = open_submission(path)
+        intake = open_submission(path, lesson.filename)
     except IntakeError as err:
         return {"refused": err.message}
     if intake.sha256 != request.get("sha256"):
         return {"refused": CHANGED}
-    return to_dict(run_checks(intake, **options))
+    return to_dict(run_checks(intake, lesson=lesson, **options))

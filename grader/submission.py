@@ -16,8 +16,8 @@ Both run the bytes :func:`grader.intake.open_submission` took in, never a
 second reading of the file.
 
 Either way each exercise gets a namespace of its own in which the *other*
-graded functions are the reference ones, so a broken ``split_heads`` costs
-points in ``split_heads`` only, never in ``mha_forward`` that calls it.
+graded functions are the reference ones, so a broken function costs points in
+its own exercise only, never in a later one that calls it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-from . import EXERCISES, paths
 from .intake import Intake, IntakeError, open_submission
 from .worker import LoadProblem, Program, compile_source, describe_signature, signature_text
 
@@ -60,12 +59,12 @@ class StudentTimeout(BaseException):
         self.message = message
 
 
-def load_reference(path: Path) -> dict:
-    """The reference's graded functions (trusted code, run in this process)."""
+def load_reference(path: Path, exercises: tuple[str, ...]) -> dict:
+    """The reference's graded functions, ``exercises`` (trusted code, run in this process)."""
     _, code = compile_source(Path(path).read_bytes(), str(path))
     namespace: dict = {"__name__": "reference"}
     exec(code, namespace)
-    return {name: namespace[name] for name in EXERCISES}
+    return {name: namespace[name] for name in exercises}
 
 
 class StudentView:
@@ -172,14 +171,19 @@ class InProcess:
     isolation = "none"
 
     def __init__(
-        self, intake: Intake, *, helpers: dict | None, call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+        self,
+        intake: Intake,
+        *,
+        exercises: tuple[str, ...],
+        helpers: dict | None,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     ):
         self.call_timeout = call_timeout
         self.problem = ""
         self.signatures: dict = {}
         try:
             helper = helpers.__getitem__ if helpers else None
-            self.program = Program(intake.source, intake.shown, EXERCISES, helper, passthrough=(Alarm,))
+            self.program = Program(intake.source, intake.shown, exercises, helper, passthrough=(Alarm,))
             with time_limit(call_timeout):
                 self.signatures = self.program.signatures()
         except Alarm:
@@ -228,7 +232,8 @@ class Refused:
 
 
 class Submission:
-    """A submission opened for grading: the reference, an executor, one view per exercise.
+    """A submission of ``lesson`` opened for grading: the reference, an executor, one view per
+    exercise.
 
     ``submission`` is what :func:`grader.intake.open_submission` took in, or a
     path for it to take in (a refusal becomes the submission's problem). Without
@@ -237,25 +242,31 @@ class Submission:
     functions.
     """
 
-    def __init__(
-        self, submission: Intake | Path, *, reference: Path | None, isolation: str = "auto", limits=None
-    ):
+    def __init__(self, submission: Intake | Path, *, lesson, isolation: str = "auto", limits=None):
         from .sandbox import Limits, choose_level  # the sandbox builds on this module
         from .session import Sandboxed
 
+        self.lesson = lesson
         limits = limits or Limits()
-        helpers = load_reference(reference) if reference is not None and Path(reference).is_file() else None
-        self.reference = helpers or load_reference(paths.EXERCISE)  # stubs share every signature
-        level = choose_level(isolation)
+        reference = lesson.reference
+        helpers = load_reference(reference, lesson.exercises) if reference is not None else None
+        # without a reference, the stubs: they share every signature
+        self.reference = helpers or load_reference(lesson.stubs, lesson.exercises)
+        level = choose_level(isolation, lesson.private)
         try:
-            intake = submission if isinstance(submission, Intake) else open_submission(submission)
+            if isinstance(submission, Intake):
+                intake = submission
+            else:
+                intake = open_submission(submission, lesson.filename)
         except IntakeError as err:
             self.executor = Refused(err.message, level)
         else:
             if level == "none":
-                self.executor = InProcess(intake, helpers=helpers, call_timeout=limits.call_timeout)
+                self.executor = InProcess(
+                    intake, exercises=lesson.exercises, helpers=helpers, call_timeout=limits.call_timeout
+                )
             else:
-                self.executor = Sandboxed(intake, helpers=helpers, level=level, limits=limits)
+                self.executor = Sandboxed(intake, helpers=helpers, level=level, limits=limits, lesson=lesson)
         self._views: dict[str, StudentView] = {}
         self._expected: dict[str, int] = {}  # exercise -> checks selected in this run
         self._done: dict[str, int] = {}
@@ -281,7 +292,7 @@ class Submission:
         """
         return tuple(
             other
-            for other in EXERCISES
+            for other in self.lesson.exercises
             if other != exercise
             and not (
                 other not in self._failed

@@ -247,7 +247,7 @@ class Keeper:
 
     def __init__(self, sock_fd: int, workdir: str, memory: int):
         self.channel = _Control(socket.socket(fileno=sock_fd))
-        self.filename = os.path.join(workdir, "attention.py")
+        self.workdir, self.filename = workdir, ""
         self.raw, self.exercises, self.compiled = b"", (), None
         self.relay: Relay | None = None
         self.handlers = {"source": self.source, "spawn": self.spawn, "status": self.status}
@@ -288,6 +288,7 @@ class Keeper:
             return {"type": "fault", "message": "no source"}
         self.raw = source.tobytes()
         self.exercises = tuple(str(e) for e in request["exercises"])
+        self.filename = os.path.join(self.workdir, os.path.basename(str(request["filename"])))
         self.compiled = compile_or_problem(self.raw, self.filename)
         try:
             with open(self.filename, "wb") as f:  # its own __file__ exists, as at home

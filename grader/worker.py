@@ -320,7 +320,8 @@ class Program:
 
     def execute(self) -> dict:
         """Run the file as a fresh module and return its namespace."""
-        namespace = {"__name__": "attention", "__file__": self.filename, "__builtins__": __builtins__}
+        module = os.path.splitext(os.path.basename(self.filename))[0]  # named after its file, as on import
+        namespace = {"__name__": module, "__file__": self.filename, "__builtins__": __builtins__}
         try:
             exec(self.code, namespace)
         except self.passthrough:

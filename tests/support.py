@@ -9,7 +9,13 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import paths
+from grader.lesson import Course
+
+#: The project's own course, and its lesson.
+ROOT = Path(__file__).resolve().parent.parent
+ATTENTION = Course.at(ROOT).lesson("attention")
+#: A second, small lesson in a course of its own, that the grader knows nothing of.
+TOY_COURSE = ROOT / "tests" / "courses" / "toy"
 
 #: Parallel grading processes (the machine has two cores).
 PROCESSES = max(1, min(2, os.cpu_count() or 1))
@@ -18,7 +24,7 @@ PROCESSES = max(1, min(2, os.cpu_count() or 1))
 def compose(override: Path, dest: Path) -> Path:
     """Write dest/attention.py: the reference followed by ``override``'s definitions."""
     dest.mkdir(parents=True, exist_ok=True)
-    text = paths.SOLUTION.read_text(encoding="utf-8")
+    text = ATTENTION.solution.read_text(encoding="utf-8")
     text += "\n\n# ---- entry: " + override.stem + " ----\n" + override.read_text(encoding="utf-8")
     (dest / "attention.py").write_text(text, encoding="utf-8")
     return dest / "attention.py"
@@ -28,7 +34,7 @@ def python(*args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedPr
     """Run ``python -m grader ARGS`` from the repository root, capturing text output."""
     return subprocess.run(
         [sys.executable, "-m", "grader", *args],
-        cwd=paths.ROOT,
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -39,8 +45,8 @@ def python(*args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedPr
 def grader_outside(*args: str, cwd: Path, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
     """``python -m grader ARGS`` started in ``cwd``, a folder outside the project, as a user
     would run it there; this checkout's grader is the one imported."""
-    assert paths.ROOT not in Path(cwd).resolve().parents
-    env = {**kwargs.pop("env", os.environ), "PYTHONPATH": str(paths.ROOT)}
+    assert ROOT not in Path(cwd).resolve().parents
+    env = {**kwargs.pop("env", os.environ), "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [sys.executable, "-m", "grader", *args],
         cwd=cwd,

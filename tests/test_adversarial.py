@@ -62,10 +62,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import EXERCISES, paths
 from grader.sandbox import best_level
 
-from .support import PROCESSES, compose
+from .support import ATTENTION, PROCESSES, ROOT, compose
 
 ADVERSARIAL = Path(__file__).parent / "adversarial"
 CASES = sorted(p.name for p in ADVERSARIAL.iterdir() if (p / "case.json").is_file())
@@ -245,9 +244,9 @@ class Bench:
         self.listener = Listener()
         self.built: dict[str, Path] = {}
         self.watched = [
-            paths.ROOT / "README.md",
-            paths.ROOT / "results.json",
-            paths.ROOT / "gradebook.csv",
+            ROOT / "README.md",
+            ROOT / "results.json",
+            ROOT / "gradebook.csv",
             self.victim,
             self.victim_dir,
             Path("/autograder"),
@@ -272,7 +271,7 @@ class Bench:
             shutil.copyfile(source / "attention.py", dest / "attention.py")
         values = {
             "MARKER": self.marker(name),
-            "ROOT": paths.ROOT,
+            "ROOT": ROOT,
             "HOME": Path.home(),
             "HOST_TMP": self.tmp,
             "SUBMISSION_DIR": dest,
@@ -296,7 +295,7 @@ class Bench:
 
     def marker_files(self, marker: str) -> list[str]:
         found = []
-        shallow = [Path("/tmp"), paths.ROOT, Path.home(), *self.built.values()]
+        shallow = [Path("/tmp"), ROOT, Path.home(), *self.built.values()]
         deep = [self.tmp, Path("/autograder"), ADVERSARIAL]
         for base in shallow:
             try:
@@ -320,7 +319,7 @@ class Bench:
         with open(out, "wb") as stdout, open(err, "wb") as stderr:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "grader", "grade", str(folder), "--format", "json"],
-                cwd=paths.ROOT,
+                cwd=ROOT,
                 stdout=stdout,
                 stderr=stderr,
                 stdin=subprocess.DEVNULL,
@@ -445,7 +444,7 @@ def assert_clean(graded: Graded, max_seconds: float = DEFAULT_MAX_SECONDS) -> di
     assert isinstance(report, dict) and {"score", "max_score", "exercises", "tests", "problem"} <= set(report)
     assert "Traceback" not in graded.stdout and "Traceback" not in graded.stderr, graded.stderr[-2000:]
     assert report["isolation"] == "namespaces", f"isolation {report['isolation']!r}; {_summary(report)}"
-    assert set(report["exercises"]) == set(EXERCISES)
+    assert set(report["exercises"]) == set(ATTENTION.exercises)
     blamed = [t["name"] for t in report["tests"] if GRADER_BUG in t["feedback"]]
     assert not blamed and GRADER_BUG not in report["problem"], f"the grader blames itself: {_summary(report)}"
     assert graded.leftovers == [], f"left in its TMPDIR: {graded.leftovers[:5]} ({len(graded.leftovers)})"

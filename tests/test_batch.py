@@ -15,23 +15,21 @@ from pathlib import Path
 
 import pytest
 
-from grader import EXERCISES, paths
+from .support import ATTENTION, ROOT, compose, live_processes, python
 
-from .support import compose, live_processes, python
-
-BUGGY = paths.GALLERY / "typical-mistakes" / "attention.py"
+BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 LOOP = Path(__file__).parent / "scenarios" / "infinite_loop" / "override.py"
 
 
 def make_class(root: Path) -> Path:
     """A small class with the situations a real one has."""
     klass = root / "class"
-    for student, source in [("ada", paths.SOLUTION), ("bob", BUGGY), ("carl smith", paths.EXERCISE)]:
+    for student, source in [("ada", ATTENTION.solution), ("bob", BUGGY), ("carl smith", ATTENTION.stubs)]:
         (klass / student).mkdir(parents=True)
         shutil.copy(source, klass / student / "attention.py")
     compose(LOOP, klass / "mallory")  # a function that never returns
     (klass / "Ada").mkdir()  # same student as ada?
-    shutil.copy(paths.SOLUTION, klass / "Ada" / "attention.py")
+    shutil.copy(ATTENTION.solution, klass / "Ada" / "attention.py")
     (klass / "eve").mkdir()  # handed in nothing
     (klass / "frank" / "attention.py").mkdir(parents=True)  # a folder where the file should be
     (klass / "notes.txt").write_text("not a student\n")
@@ -53,7 +51,7 @@ def test_batch_writes_gradebook_csv_and_reports(tmp_path):
     done = batch(klass, out)
     assert done.returncode == 0, done.stderr
     rows = read_csv(out)
-    assert list(next(iter(rows.values()))) == ["student", "score", "max_score", *EXERCISES]
+    assert list(next(iter(rows.values()))) == ["student", "score", "max_score", *ATTENTION.exercises]
     assert set(rows) == {"ada", "Ada", "bob", "carl smith", "mallory", "eve", "frank"}
     assert rows["ada"]["score"] == rows["ada"]["max_score"] == "100"
     assert rows["carl smith"]["score"] == "0"
@@ -82,7 +80,7 @@ def test_batch_writes_gradebook_csv_and_reports(tmp_path):
     assert "did not finish within 1 s" in (reports / "mallory.json").read_text()
     # odd things are listed, not fatal
     for fragment in [
-        "/eve is a folder without an attention.py in it",
+        "/eve is a folder without attention.py in it",
         "'frank': attention.py could not be read",
         "'notes.txt': not a folder",
         "'Ada' and 'ada' look like the same student",
@@ -95,7 +93,7 @@ def test_a_second_run_grades_only_what_changed(tmp_path):
     klass = tmp_path / "class"
     for student in ("ada", "bob"):
         (klass / student).mkdir(parents=True)
-        shutil.copy(paths.SOLUTION, klass / student / "attention.py")
+        shutil.copy(ATTENTION.solution, klass / student / "attention.py")
     out = tmp_path / "gradebook.csv"
     assert batch(klass, out).returncode == 0
     again = batch(klass, out)
@@ -120,13 +118,13 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     size = 10  # enough that the batch is still busy when it is interrupted after two grades
     for i in range(size):
         (klass / f"s{i}").mkdir(parents=True)
-        shutil.copy(paths.SOLUTION if i % 2 else BUGGY, klass / f"s{i}" / "attention.py")
+        shutil.copy(ATTENTION.solution if i % 2 else BUGGY, klass / f"s{i}" / "attention.py")
     out = tmp_path / "gradebook.csv"
     db = out.with_suffix(".sqlite")
     command = [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1"]
     proc = subprocess.Popen(
         command,
-        cwd=paths.ROOT,
+        cwd=ROOT,
         start_new_session=True,
         # as from a terminal: a shell's background job (a CI script run with &) ignores Ctrl-C,
         # and a Python started that way would too

@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import EXERCISES
+from .support import ATTENTION, compose, grade_folders
 
-from .support import compose, grade_folders
-
-CATALOG = Path(__file__).parent / "catalog"
+CATALOG = ATTENTION.catalog
 BUGS = sorted((CATALOG / "bugs").glob("*.py"))
 CORRECT = sorted((CATALOG / "correct").glob("*.py"))
 
@@ -94,7 +92,7 @@ def test_the_catalog_is_as_large_as_promised():
     assert len(BUGS) >= 25 and len(CORRECT) >= 6
     assert REQUIRED_BUGS <= {b.stem for b in BUGS}
     assert REQUIRED_CORRECT <= {c.stem for c in CORRECT}
-    assert all(exercise_of(b) in EXERCISES for b in BUGS)
+    assert all(exercise_of(b) in ATTENTION.exercises for b in BUGS)
 
 
 @pytest.mark.parametrize("entry", BUGS, ids=lambda p: p.stem)

@@ -25,13 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import paths
 from grader.sandbox import best_level
 
-from .support import compose, python
+from .support import ATTENTION, ROOT, compose, python
 
 ADVERSARIAL = Path(__file__).parent / "adversarial"
-BUG = Path(__file__).parent / "catalog" / "bugs" / "merge_reshape_no_transpose.py"
+BUG = ATTENTION.catalog / "bugs" / "merge_reshape_no_transpose.py"
 
 HEAP_READER = """
 # reads its own memory for a classmate's line and tells it through an exception message
@@ -117,7 +116,9 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     klass = tmp_path / "class"
     holder = klass / "a2-secret-holder"
     holder.mkdir(parents=True)
-    (holder / "attention.py").write_text(paths.SOLUTION.read_text() + f"\n# {secret}\nSECRET = '{secret}'\n")
+    (holder / "attention.py").write_text(
+        ATTENTION.solution.read_text() + f"\n# {secret}\nSECRET = '{secret}'\n"
+    )
     for name, text in (("a3-heap-reader", HEAP_READER), ("a1-dtype-poisoner", DTYPE_POISONER)):
         override = tmp_path / f"{name}.py"
         override.write_text(text)
@@ -127,7 +128,7 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     for name, bug in honest.items():
         if bug is None:
             (klass / name).mkdir()
-            shutil.copy(paths.SOLUTION, klass / name / "attention.py")
+            shutil.copy(ATTENTION.solution, klass / name / "attention.py")
         else:
             compose(bug, klass / name)
 
@@ -192,7 +193,7 @@ def _case_file(name: str, dest: Path, tmp: Path) -> None:
     victim.write_text("a host file\n")
     values = {
         "MARKER": f"classmates-{name}-{secrets.token_hex(4)}",
-        "ROOT": paths.ROOT,
+        "ROOT": ROOT,
         "HOME": tmp / "home",
         "HOST_TMP": tmp,
         "SUBMISSION_DIR": dest,
@@ -218,7 +219,7 @@ def test_after_the_adversarial_catalog_classmates_get_their_solo_grades(tmp_path
     for name, bug in honest.items():
         if bug is None:
             (klass / name).mkdir()
-            shutil.copy(paths.SOLUTION, klass / name / "attention.py")
+            shutil.copy(ATTENTION.solution, klass / name / "attention.py")
         else:
             compose(bug, klass / name)
     out = tmp_path / "grades" / "gradebook.csv"

@@ -4,27 +4,25 @@ from __future__ import annotations
 
 import json
 
-from grader import EXERCISES, paths
+from .support import ATTENTION, python
 
-from .support import python
-
-TYPICAL = paths.GALLERY / "typical-mistakes" / "attention.py"
+TYPICAL = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 TEST_KEYS = {"name", "exercise", "score", "max_score", "status", "visibility", "feedback"}
 
 
 def test_grade_json_is_the_only_thing_on_stdout():
-    done = python("grade", str(paths.SOLUTION), "--format", "json")
+    done = python("grade", str(ATTENTION.solution), "--format", "json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["score"] == report["max_score"] == 100
-    assert set(report["exercises"]) == set(EXERCISES)
+    assert set(report["exercises"]) == set(ATTENTION.exercises)
     assert all(TEST_KEYS <= set(t) for t in report["tests"])
     assert {t["status"] for t in report["tests"]} == {"passed"}
     assert "score: 100/100" in done.stderr
 
 
 def test_grade_the_untouched_stubs_gives_zero_and_exit_0():
-    done = python("grade", str(paths.EXERCISE), "--format", "json")
+    done = python("grade", str(ATTENTION.stubs), "--format", "json")
     assert done.returncode == 0
     report = json.loads(done.stdout)
     assert report["score"] == 0
@@ -53,7 +51,7 @@ def test_grade_a_folder_and_write_a_file(tmp_path):
 def test_missing_paths_get_one_line_and_no_traceback(tmp_path):
     for target, fragment in [
         (tmp_path / "nope.py", "does not exist"),
-        (tmp_path, "folder without an attention.py"),
+        (tmp_path, "folder without attention.py"),
     ]:
         done = python("grade", str(target), "--format", "json")
         assert done.returncode == 2
@@ -66,7 +64,7 @@ def test_missing_paths_get_one_line_and_no_traceback(tmp_path):
 def test_an_enormous_file_is_refused_with_its_size(tmp_path):
     """A file of megabytes (pasted data, a log) is not read in, compiled or run: score 0, and
     the problem says how large it is and what is allowed."""
-    (tmp_path / "attention.py").write_text(paths.SOLUTION.read_text() + "# padding\n" * 500_000)
+    (tmp_path / "attention.py").write_text(ATTENTION.solution.read_text() + "# padding\n" * 500_000)
     for command in ("grade", "check"):
         done = (
             python(command, str(tmp_path), "--format", "json")
@@ -84,7 +82,7 @@ def test_an_enormous_file_is_refused_with_its_size(tmp_path):
 
 
 def test_check_passes_on_the_reference_and_explains_the_stubs():
-    done = python("check", str(paths.SOLUTION))
+    done = python("check", str(ATTENTION.solution))
     assert done.returncode == 0, done.stdout
     assert "Every check passes" in done.stdout
     done = python("check")  # default: exercises/attention.py
@@ -102,10 +100,10 @@ def test_check_names_the_smallest_input_and_the_students_line():
 
 
 def test_bad_options_are_usage_errors():
-    done = python("grade", str(paths.SOLUTION), "--only", "split_head")
+    done = python("grade", str(ATTENTION.solution), "--only", "split_head")
     assert done.returncode == 2
     assert "unknown exercise 'split_head'" in done.stderr
-    done = python("grade", str(paths.SOLUTION), "--call-timeout", "0")
+    done = python("grade", str(ATTENTION.solution), "--call-timeout", "0")
     assert done.returncode == 2
 
 

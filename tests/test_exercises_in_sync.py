@@ -1,23 +1,32 @@
-"""The student stubs are generated from the reference and must not drift from it."""
+"""The student stubs are generated from the reference and must not drift from it (every lesson's)."""
 
 import ast
+import shutil
 
 import pytest
 
-from grader import EXERCISES, generate, paths
+from grader import generate
+from grader.lesson import Course
+
+from .support import ATTENTION, TOY_COURSE
+
+LESSONS = [ATTENTION, Course.at(TOY_COURSE).lesson("toy")]
+each_lesson = pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name)
 
 
-def test_committed_stubs_match_the_reference():
-    wanted = generate.strip_solutions(paths.SOLUTION.read_text(encoding="utf-8"))
-    assert paths.EXERCISE.read_text(encoding="utf-8") == wanted, (
-        "exercises/attention.py has drifted from solutions/attention.py: run `python -m grader exercises`"
+@each_lesson
+def test_committed_stubs_match_the_reference(lesson):
+    wanted = generate.strip_solutions(lesson.solution.read_text(encoding="utf-8"))
+    assert lesson.stubs.read_text(encoding="utf-8") == wanted, (
+        f"{lesson.stubs} has drifted from {lesson.solution}: run `python -m grader exercises`"
     )
 
 
-def test_stubs_hold_no_solution_line():
-    stub = paths.EXERCISE.read_text(encoding="utf-8")
+@each_lesson
+def test_stubs_hold_no_solution_line(lesson):
+    stub = lesson.stubs.read_text(encoding="utf-8")
     stub_lines = {line.strip() for line in stub.splitlines()}
-    leaked = [line for line in generate.solution_lines(paths.SOLUTION.read_text()) if line in stub_lines]
+    leaked = [line for line in generate.solution_lines(lesson.solution.read_text()) if line in stub_lines]
     assert not leaked
 
 
@@ -25,10 +34,12 @@ def _functions(source: str) -> dict[str, ast.FunctionDef]:
     return {n.name: n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
 
 
-def test_every_exercise_is_a_stub_with_the_reference_signature_and_docstring():
-    solution = _functions(paths.SOLUTION.read_text())
-    stub = _functions(paths.EXERCISE.read_text())
-    for name in EXERCISES:
+@each_lesson
+def test_every_exercise_is_a_stub_with_the_reference_signature_and_docstring(lesson):
+    solution = _functions(lesson.solution.read_text())
+    stub = _functions(lesson.stubs.read_text())
+    assert lesson.exercises
+    for name in lesson.exercises:
         assert ast.dump(stub[name].args) == ast.dump(solution[name].args)
         assert ast.get_docstring(stub[name], clean=False) == ast.get_docstring(solution[name], clean=False)
         assert isinstance(stub[name].body[-1], ast.Raise), f"{name} is not a stub"
@@ -42,8 +53,10 @@ def test_unbalanced_markers_are_refused():
 
 
 def test_the_command_reports_drift(tmp_path):
-    stale = tmp_path / "attention.py"
-    stale.write_text("# old\n")
-    assert generate.main(exercise=stale, check=True) == 1
-    assert generate.main(exercise=stale) == 0
-    assert generate.main(exercise=stale, check=True) == 0
+    shutil.copytree(TOY_COURSE, tmp_path / "toy")
+    lesson = Course.at(tmp_path / "toy").lesson("toy")
+    lesson.stubs.write_text("# old\n")
+    assert generate.main(lessons=(lesson,), check=True) == 1
+    assert generate.main(lessons=(lesson,)) == 0
+    assert generate.main(lessons=(lesson,), check=True) == 0
+    assert lesson.stubs.read_text() == generate.strip_solutions(lesson.solution.read_text())

@@ -9,9 +9,7 @@ import json
 import os
 import shutil
 
-from grader import paths
-
-from .support import grader_outside, python
+from .support import ATTENTION, grader_outside, python
 
 #: Seconds after which a command that should take a few counts as hung.
 HUNG = 180
@@ -23,7 +21,9 @@ def test_a_file_too_deep_for_the_compiler_is_the_files_problem(tmp_path):
     blames the grader or prints a traceback."""
     folder = tmp_path / "deep"
     folder.mkdir()
-    (folder / "attention.py").write_text(paths.SOLUTION.read_text() + "\n_deep = a" + ".b" * 1_000_000 + "\n")
+    (folder / "attention.py").write_text(
+        ATTENTION.solution.read_text() + "\n_deep = a" + ".b" * 1_000_000 + "\n"
+    )
     for isolation in ("auto", "none"):
         done = grader_outside(
             "grade", str(folder), "--format", "json", "--isolation", isolation, cwd=tmp_path, timeout=HUNG
@@ -45,7 +45,7 @@ def test_a_notebook_slow_to_inspect_holds_up_nobody(tmp_path):
     (klass / "a-slow").mkdir(parents=True)
     (klass / "a-slow" / "attention.ipynb").write_text("[" * 64 + '"' + '\\"' * 200_000 + "{")
     (klass / "b-honest").mkdir()
-    shutil.copy(paths.SOLUTION, klass / "b-honest" / "attention.py")
+    shutil.copy(ATTENTION.solution, klass / "b-honest" / "attention.py")
     done = grader_outside(
         "batch", "class", "--out", "grades/gradebook.csv", "--jobs", "1", cwd=tmp_path, timeout=HUNG
     )
@@ -60,7 +60,7 @@ def test_a_linked_student_folder_is_not_followed(tmp_path):
     never graded."""
     klass = tmp_path / "class"
     klass.mkdir()
-    os.symlink(paths.SOLUTION.parent, klass / "mallory")
+    os.symlink(ATTENTION.solution.parent, klass / "mallory")
     done = python("batch", str(klass), "--out", str(tmp_path / "gradebook.csv"), "--max-examples", "2")
     assert done.returncode == 0, done.stderr[-2000:]
     report = (tmp_path / "gradebook_reports" / "mallory.txt").read_text()
@@ -72,7 +72,7 @@ def test_two_ids_never_share_a_report(tmp_path):
     second id spelled exactly like that file name each keep a report of their own."""
     twin = "a_b-" + hashlib.sha256(b"a b").hexdigest()[:8]
     klass = tmp_path / "class"
-    for student, source in (("a b", paths.SOLUTION), (twin, paths.EXERCISE)):
+    for student, source in (("a b", ATTENTION.solution), (twin, ATTENTION.stubs)):
         (klass / student).mkdir(parents=True)
         shutil.copy(source, klass / student / "attention.py")
     done = python("batch", str(klass), "--out", str(tmp_path / "gradebook.csv"), "--max-examples", "2")

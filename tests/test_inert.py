@@ -11,12 +11,13 @@ import sys
 
 import pytest
 
-from grader import paths
 from grader.gradebook import Gradebook, Row
 from grader.inert import csv_cell, one_line, visible
 from grader.reporters.table import to_table
 from grader.reporters.text import to_text
 from grader.results import Report, Status, TestResult, Visibility
+
+from .support import ATTENTION, ROOT
 
 #: What a terminal acts on: escape, bell, carriage return, the one-byte CSI, backspace.
 RAW = ("\x1b", "\x07", "\r", "\x9b", "\x08")
@@ -121,7 +122,7 @@ def test_text_report_shows_a_problem_and_a_heading_inert():
 
 def test_table_shows_labels_and_problems_inert_one_line_each():
     rows = [(f"=evil\x1b[2J\nname{HOSTILE}", _report(problem=f"crashed\n{HOSTILE}")), ("ada", _report())]
-    table = to_table(rows)
+    table = to_table(rows, ATTENTION.exercises)
     assert_inert(table)
     lines = table.splitlines()
     assert len(lines) == 2 + 2 + 3  # header, rule, two rows; a blank, a title and one problem
@@ -135,7 +136,7 @@ def test_table_shows_labels_and_problems_inert_one_line_each():
 def hostile(tmp_path_factory):
     """The reference with split_heads and merge_heads raising hostile messages, outside the project."""
     folder = tmp_path_factory.mktemp("inert")
-    source = paths.SOLUTION.read_text(encoding="utf-8")
+    source = ATTENTION.solution.read_text(encoding="utf-8")
     source += (
         "\n\ndef split_heads(x, n_heads):\n"
         f"    raise ValueError({HOSTILE!r})\n"
@@ -148,7 +149,7 @@ def hostile(tmp_path_factory):
 
 def _grader(folder, *args: str) -> subprocess.CompletedProcess:
     """``python -m grader ARGS`` run from ``folder``, with this checkout's grader, output as bytes."""
-    env = dict(os.environ, PYTHONPATH=str(paths.ROOT))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run(
         [sys.executable, "-m", "grader", *args, "--max-examples", "2"],
         cwd=folder,
@@ -202,7 +203,7 @@ def test_gradebook_csv_keeps_formula_ids_as_text(tmp_path):
     book.record(
         Row("penalised", "graded", "f", "s", -2, 100, {"split_heads": {"score": -2.5, "max_score": 20}})
     )
-    assert book.export_csv(tmp_path / "grades.csv") == len(ATTACKS) + 2
+    assert book.export_csv(tmp_path / "grades.csv", ATTENTION.exercises) == len(ATTACKS) + 2
     book.close()
     rows = _read_csv(tmp_path / "grades.csv")
     assert sorted(rows) == sorted(["'" + s for s in ATTACKS] + ["ada", "penalised"])
@@ -215,7 +216,7 @@ def test_batch_exports_formula_folder_names_as_text(tmp_path):
     folder = tmp_path / "class"
     for student in FOLDERS:
         (folder / student).mkdir(parents=True)
-        (folder / student / "attention.py").write_bytes(paths.EXERCISE.read_bytes())
+        (folder / student / "attention.py").write_bytes(ATTENTION.stubs.read_bytes())
     out = tmp_path / "grades" / "gradebook.csv"
     done = _grader(tmp_path, "batch", str(folder), "--out", str(out), "--jobs", "1")
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]

@@ -23,13 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import paths
 from grader.gradebook import Gradebook, Row
 from grader.gradescope import NoSubmission, find_submission
 
-from .support import grader_outside, live_processes
+from .support import ATTENTION, ROOT, grader_outside, live_processes
 
-BUGGY = paths.GALLERY / "typical-mistakes" / "attention.py"
+BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 #: A line of a host file that must never reach an output (a shadow password entry).
 SECRET = "root:$6$NEVERSHOWN4711$abcdefghijklmnop:19000:0:99999:7:::"
 
@@ -51,7 +50,7 @@ def notebook(code: str, *, notes: str = "") -> bytes:
 
 
 def _link_to_reference(folder: Path) -> None:
-    os.symlink(paths.SOLUTION, folder / "attention.py")
+    os.symlink(ATTENTION.solution, folder / "attention.py")
 
 
 def _link_to_host_file(folder: Path) -> None:
@@ -72,13 +71,13 @@ def _sparse_64_gib(folder: Path) -> None:
 
 def _notebook_over_the_cap(folder: Path) -> None:
     """17 MiB of notes beside a correct answer."""
-    content = notebook(paths.SOLUTION.read_text(), notes="x" * (17 << 20))
+    content = notebook(ATTENTION.solution.read_text(), notes="x" * (17 << 20))
     (folder / "attention.ipynb").write_bytes(content)
 
 
 def _notebook_code_over_the_cap(folder: Path) -> None:
     """A correct answer followed by 5 MiB of comment, in a 5 MiB notebook."""
-    code = paths.SOLUTION.read_text() + "\n# " + "x" * (5 << 20) + "\n"
+    code = ATTENTION.solution.read_text() + "\n# " + "x" * (5 << 20) + "\n"
     (folder / "attention.ipynb").write_bytes(notebook(code))
 
 
@@ -154,7 +153,7 @@ def test_batch_lists_every_hostile_submission_and_grades_the_others(tmp_path):
     is listed with its reason (escape sequences in a name shown, not run), nothing of a host
     file is printed or stored, and no temporary file is left behind."""
     klass = tmp_path / "class"
-    hand_in(klass, "ada", lambda f: shutil.copy(paths.SOLUTION, f / "attention.py"))
+    hand_in(klass, "ada", lambda f: shutil.copy(ATTENTION.solution, f / "attention.py"))
     for case, (how, _) in HOSTILE.items():
         hand_in(klass, case, how)
     (klass / "red\x1b[31mname").mkdir()  # an escape sequence in a student id, no file in it
@@ -191,14 +190,15 @@ def test_batch_lists_every_hostile_submission_and_grades_the_others(tmp_path):
 
 def test_batch_from_a_course_folder_grades_the_paths_typed_there(tmp_path):
     """Relative paths are those of the folder the batch was started in, even where the project
-    holds a folder of the same relative name (examples/gallery/typical-mistakes)."""
+    holds a folder of the same relative name (examples/gallery/attention/typical-mistakes)."""
     course = tmp_path / "course"
-    gallery = course / "examples" / "gallery"
+    gallery = course / "examples" / "gallery" / "attention"
     for student in ("typical-mistakes", "newcomer"):
         (gallery / student).mkdir(parents=True)
-        shutil.copy(paths.SOLUTION, gallery / student / "attention.py")
-    assert (paths.ROOT / "examples" / "gallery" / "typical-mistakes" / "attention.py").is_file()
-    command = ("batch", "examples/gallery/", "--out", "grades/gradebook.csv")
+        shutil.copy(ATTENTION.solution, gallery / student / "attention.py")
+    assert ATTENTION.gallery == ROOT / "examples" / "gallery" / "attention"
+    assert (ATTENTION.gallery / "typical-mistakes" / "attention.py").is_file()
+    command = ("batch", "examples/gallery/attention/", "--out", "grades/gradebook.csv")
     done = grader_outside(*command, cwd=course)
     calm(done)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -213,7 +213,7 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
     recorded as failed, and the next run grades it."""
     klass = tmp_path / "class"
     for student in ("ada", "bob"):
-        hand_in(klass, student, lambda f: shutil.copy(paths.SOLUTION, f / "attention.py"))
+        hand_in(klass, student, lambda f: shutil.copy(ATTENTION.solution, f / "attention.py"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "grader", "batch", str(klass), "--out", "gradebook.csv", "--jobs", "1"],
         cwd=tmp_path,
@@ -251,7 +251,7 @@ def test_only_a_real_grade_is_kept_from_one_run_to_the_next(tmp_path):
 def test_grade_stream_grades_only_the_source_it_was_told_the_hash_of(tmp_path):
     file = tmp_path / "ada" / "attention.py"
     file.parent.mkdir()
-    shutil.copy(paths.SOLUTION, file)
+    shutil.copy(ATTENTION.solution, file)
     right = hashlib.sha256(file.read_bytes()).hexdigest()
     requests = [{"path": str(file), "sha256": "0" * 64}, {"path": str(file), "sha256": right}]
     done = grader_outside(
@@ -272,7 +272,7 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
     klass = tmp_path / "class"
     size = 6 if how == "Ctrl-C" else 2  # enough that the batch is still busy when interrupted
     for i in range(size):
-        source = BUGGY if i % 2 else paths.SOLUTION
+        source = BUGGY if i % 2 else ATTENTION.solution
         hand_in(klass, f"s{i}", lambda f, source=source: shutil.copy(source, f / "attention.py"))
     scratch = tmp_path / "tmp"
     scratch.mkdir()
@@ -314,9 +314,9 @@ def _graded(db: Path) -> int:
 def test_gradescope_follows_no_link(tmp_path):
     submission = tmp_path / "submission"
     (submission / "hw").mkdir(parents=True)
-    os.symlink(paths.ROOT / "solutions", submission / "elsewhere")  # a folder link: not searched
+    os.symlink(ROOT / "solutions", submission / "elsewhere")  # a folder link: not searched
     with pytest.raises(NoSubmission, match="No attention.py"):
-        find_submission(submission)
-    os.symlink(paths.SOLUTION, submission / "hw" / "attention.py")
+        find_submission(submission, "attention.py")
+    os.symlink(ATTENTION.solution, submission / "hw" / "attention.py")
     with pytest.raises(NoSubmission, match="symbolic link"):
-        find_submission(submission)
+        find_submission(submission, "attention.py")

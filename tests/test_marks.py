@@ -1,15 +1,24 @@
-"""The graded mark is validated where it is written."""
+"""The graded mark is validated where it is written, and its exercise against its lesson."""
+
+import shutil
+import subprocess
+import sys
 
 import pytest
 
+from grader.lesson import Course
 from grader.marks import MarkError, graded, grading_of, validate
 from grader.results import Visibility
+from grader.run import run_checks
+
+from .support import ATTENTION, TOY_COURSE
 
 
 @pytest.mark.parametrize(
     "exercise, points, visibility, fragment",
     [
-        ("split_head", 2, "visible", "not one of"),
+        ("split heads", 2, "visible", "the name of a function"),
+        (None, 2, "visible", "the name of a function"),
         ("split_heads", 0, "visible", "positive number"),
         ("split_heads", -1, "visible", "positive number"),
         ("split_heads", True, "visible", "positive number"),
@@ -20,6 +29,12 @@ from grader.results import Visibility
 def test_bad_marks_fail_loudly(exercise, points, visibility, fragment):
     with pytest.raises(MarkError, match=fragment):
         graded(exercise, points=points, visibility=visibility)
+
+
+def test_an_exercise_is_checked_against_the_lessons():
+    with pytest.raises(MarkError, match="'split_head' is not one of apply_causal_mask, split_heads"):
+        validate("split_head", 2, "visible", ATTENTION.exercises)
+    assert validate("split_heads", 2, "visible", ATTENTION.exercises).exercise == "split_heads"
 
 
 def test_a_good_mark_round_trips():
@@ -39,15 +54,48 @@ def test_a_good_mark_round_trips():
     assert grading_of(Item([])) is None
     with pytest.raises(MarkError, match="more than one"):
         grading_of(Item([mark, mark]))
+    with pytest.raises(MarkError, match="not one of center_tokens, layer_norm"):
+        grading_of(Item([mark]), ("center_tokens", "layer_norm"))
 
 
-def test_every_check_is_graded_and_points_add_up(pytestconfig):
+def test_every_check_is_graded_and_points_add_up():
     """The suite as shipped: 100 points, every exercise present, hidden only under hidden/."""
-    from grader import EXERCISES, paths
-    from grader.run import run_checks
-
-    report = run_checks(paths.SOLUTION)
+    report = run_checks(ATTENTION.solution, lesson=ATTENTION)
     assert report.max_score == report.score == 100
-    assert [e.name for e in report.exercises] == list(EXERCISES)
+    assert [e.name for e in report.exercises] == list(ATTENTION.exercises)
     assert {t.visibility.value for t in report.tests} == {"visible", "hidden"}
     assert len({t.name for t in report.tests}) == len(report.tests), "check names must be unique"
+
+
+@pytest.mark.parametrize(
+    "exercise, fragment",
+    [
+        # a function of another lesson is no exercise of this one
+        (
+            "split_heads",
+            "exercise 'split_heads' is not one of center_tokens, layer_norm (the exercises of lesson toy)",
+        ),
+        # the given helper holds no solution block: not an exercise either
+        ("token_mean", "exercise 'token_mean' is not one of center_tokens, layer_norm"),
+    ],
+)
+def test_a_check_naming_no_exercise_of_its_lesson_is_refused(tmp_path, exercise, fragment):
+    course = tmp_path / "toy"
+    shutil.copytree(TOY_COURSE, course)
+    (course / "tests" / "checks" / "toy" / "test_stray.py").write_text(
+        "from grader.marks import graded\n\n\n"
+        f"@graded({exercise!r}, points=1)\n"
+        "def test_stray(student):\n"
+        "    pass\n",
+        encoding="utf-8",
+    )
+    lesson = Course.at(course).lesson("toy")
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(lesson.solution), "--isolation", "none"],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 3, done.stderr  # the course is broken, not the submission
+    assert "test_stray.py::test_stray" in done.stderr and fragment in done.stderr

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import EXERCISES, nbgrader_course, paths
+from grader import nbgrader_course
 from grader.generate import solution_lines
 from grader.notebook import (
     NotebookError,
@@ -31,10 +31,10 @@ from grader.notebook import (
     reference_parts,
     write_notebook,
 )
-from tests.support import python
+from tests.support import ATTENTION, python
 
 ASSIGNMENT = "attention"
-BUG = paths.ROOT / "tests" / "catalog" / "bugs" / "split_reshape_no_transpose.py"
+BUG = ATTENTION.catalog / "bugs" / "split_reshape_no_transpose.py"
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -62,15 +62,15 @@ def compose_notebook(release: dict, override: Path | None) -> dict:
     defines, and the cells of the other graded functions it defines are left
     with a comment, so every function is defined once, in notebook order.
     """
-    code = dict(reference_parts(paths.SOLUTION.read_text(encoding="utf-8"))[1])
+    code = dict(reference_parts(ATTENTION.solution.read_text(encoding="utf-8"), ATTENTION.exercises)[1])
     if override is not None:
         text = override.read_text(encoding="utf-8")
         defined = {
             node.name
             for node in ast.parse(text).body
-            if isinstance(node, ast.FunctionDef) and node.name in EXERCISES
+            if isinstance(node, ast.FunctionDef) and node.name in ATTENTION.exercises
         }
-        first = next(name for name in EXERCISES if name in defined)
+        first = next(name for name in ATTENTION.exercises if name in defined)
         for name in defined:
             code[name] = text if name == first else f"# {name} is defined in the cell of {first}\n"
     return fill_solutions(release, code)
@@ -97,7 +97,7 @@ def course(tmp_path_factory):
     """A course taken through generate_assignment, autograde and export."""
     pytest.importorskip("nbgrader")
     root = tmp_path_factory.mktemp("nbgrader") / "course"
-    assert nbgrader_course.main(out_dir=root, assignment=ASSIGNMENT) == 0
+    assert nbgrader_course.main(lessons=(ATTENTION,), out_dir=root, assignment=ASSIGNMENT) == 0
     nbgrader(root, "generate_assignment", ASSIGNMENT)
     release = json.loads((root / "release" / ASSIGNMENT / "attention.ipynb").read_text(encoding="utf-8"))
     submissions = {
@@ -111,8 +111,8 @@ def course(tmp_path_factory):
         write_notebook(notebook, root / "submitted" / student / ASSIGNMENT / "attention.ipynb")
     # the code `grade` sees: what notebook_source extracts from each collected notebook
     code, copies = root.parent / "extracted", root.parent / "notebooks"
-    assert nbgrader_course.collect(course_dir=root, out_dir=code, code=True) == 0
-    assert nbgrader_course.collect(course_dir=root, out_dir=copies) == 0
+    assert nbgrader_course.collect(lesson=ATTENTION, course_dir=root, out_dir=code, code=True) == 0
+    assert nbgrader_course.collect(lesson=ATTENTION, course_dir=root, out_dir=copies) == 0
     files = {s: code / s / "attention.py" for s in submissions}
     files |= {f"{s}.ipynb": copies / s / "attention.ipynb" for s in submissions}  # grade reads notebooks too
     nbgrader(root, "autograde", ASSIGNMENT)
@@ -137,7 +137,7 @@ def release_text(release: dict) -> str:
 def test_release_holds_no_solution_line(course):
     text = release_text(course["release"])
     release_lines = {line.strip() for line in text.splitlines()}
-    lines = solution_lines(paths.SOLUTION.read_text(encoding="utf-8"))
+    lines = solution_lines(ATTENTION.solution.read_text(encoding="utf-8"))
     assert lines, "the reference has no solution lines to look for"
     leaked = [line for line in lines if line in release_lines]  # as tests/test_exercises_in_sync.py
     assert not leaked, f"solution lines in the student release: {leaked}"
@@ -147,7 +147,7 @@ def test_release_holds_no_solution_line(course):
 
 def test_release_stubs_are_those_of_the_exercises(course):
     """nbgrader's stubs equal `grader exercises`' stubs, signatures and docstrings included."""
-    stubs = reference_parts(paths.EXERCISE.read_text(encoding="utf-8"))[1]
+    stubs = reference_parts(ATTENTION.stubs.read_text(encoding="utf-8"), ATTENTION.exercises)[1]
     cells = {
         c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"])
         for c in course["release"]["cells"]
@@ -214,12 +214,12 @@ def test_each_test_cell_shows_its_exercise_score_and_nothing_on_stderr(course):
 
 
 def test_source_notebook_cells():
-    notebook = build_notebook()
+    notebook = build_notebook(ATTENTION)
     ids = [c["metadata"]["nbgrader"]["grade_id"] for c in notebook["cells"] if "nbgrader" in c["metadata"]]
     assert len(ids) == len(set(ids)), "nbgrader needs unique grade_ids"
     by_id = {c["metadata"]["nbgrader"]["grade_id"]: c for c in notebook["cells"]}
     points = {"apply_causal_mask": 20, "split_heads": 20, "merge_heads": 15, "mha_forward": 45}
-    for name in EXERCISES:
+    for name in ATTENTION.exercises:
         solution, test = by_id[name], by_id[f"test_{name}"]
         assert solution["metadata"]["nbgrader"] == {
             "grade": False,
@@ -237,15 +237,15 @@ def test_source_notebook_cells():
 
 def test_source_notebook_is_valid_nbformat():
     nbformat = pytest.importorskip("nbformat")
-    nbformat.validate(nbformat.from_dict(build_notebook()))
+    nbformat.validate(nbformat.from_dict(build_notebook(ATTENTION)))
 
 
 def test_source_notebook_code_is_the_reference(tmp_path):
     """The code of the source notebook grades like the reference itself."""
-    path = write_notebook(build_notebook(), tmp_path / "attention.ipynb")
+    path = write_notebook(build_notebook(ATTENTION), tmp_path / "attention.ipynb")
     code = notebook_source(path).decode()
     compile(code, "attention.py", "exec")
-    assert "def softmax" in code and all(f"def {name}(" in code for name in EXERCISES)
+    assert "def softmax" in code and all(f"def {name}(" in code for name in ATTENTION.exercises)
     assert "grade_here" not in code  # test cells are left out
 
 
@@ -280,7 +280,7 @@ def _cells_with(source) -> str:
 @pytest.mark.parametrize(
     ("content", "words"),
     [
-        pytest.param(lambda: json.dumps(build_notebook())[:5000], "cut off", id="truncated-json"),
+        pytest.param(lambda: json.dumps(build_notebook(ATTENTION))[:5000], "cut off", id="truncated-json"),
         pytest.param(lambda: _cells_with(42), "source is a number, not text", id="source-is-a-number"),
         pytest.param(lambda: _cells_with(["x = 1\n", 7]), "not text", id="source-list-with-a-number"),
         pytest.param(lambda: json.dumps({"nbformat": 3, "worksheets": []}), "format 4", id="nbformat-3"),
@@ -313,9 +313,9 @@ def test_not_utf8_notebook(tmp_path):
 
 def test_course_command(tmp_path, capsys):
     root = tmp_path / "course"
-    assert nbgrader_course.main(out_dir=root, assignment="week 3!") == 2
+    assert nbgrader_course.main(lessons=(ATTENTION,), out_dir=root, assignment="week 3!") == 2
     assert not root.exists()
-    assert nbgrader_course.main(out_dir=root, assignment="week3") == 0
+    assert nbgrader_course.main(lessons=(ATTENTION,), out_dir=root, assignment="week3") == 0
     config = root / "nbgrader_config.py"
     notebook = root / "source" / "week3" / "attention.ipynb"
     assert config.is_file() and notebook.is_file()
@@ -324,7 +324,7 @@ def test_course_command(tmp_path, capsys):
     compile(config.read_text(encoding="utf-8"), str(config), "exec")
     # an instructor's own edits to the config are kept when the course is rewritten
     config.write_text(config.read_text(encoding="utf-8") + "c.Execute.timeout = 900\n", encoding="utf-8")
-    assert nbgrader_course.main(out_dir=root, assignment="week3") == 0
+    assert nbgrader_course.main(lessons=(ATTENTION,), out_dir=root, assignment="week3") == 0
     assert "c.Execute.timeout = 900" in config.read_text(encoding="utf-8")
     assert "kept" in capsys.readouterr().err
 
@@ -334,12 +334,12 @@ def test_grade_here_never_raises_for_student_code(capsys):
     from grader.notebook import grade_here
 
     namespace: dict = {}
-    exec(compile(paths.EXERCISE.read_text(encoding="utf-8"), str(paths.EXERCISE), "exec"), namespace)
+    exec(compile(ATTENTION.stubs.read_text(encoding="utf-8"), str(ATTENTION.stubs), "exec"), namespace)
     assert grade_here("split_heads", namespace) == 0
     assert "not written yet" in capsys.readouterr().out
     assert grade_here("merge_heads", {}) == 0
     reference: dict = {}
-    exec(compile(paths.SOLUTION.read_text(encoding="utf-8"), str(paths.SOLUTION), "exec"), reference)
+    exec(compile(ATTENTION.solution.read_text(encoding="utf-8"), str(ATTENTION.solution), "exec"), reference)
     assert grade_here("merge_heads", reference) == 15
     assert grade_here("mha_forward", reference) + grade_here("mha_forward", reference, hidden=True) == 45
 
@@ -347,20 +347,22 @@ def test_grade_here_never_raises_for_student_code(capsys):
 def test_collect_for_batch(tmp_path, capsys):
     """Collected notebooks become one folder per student; an unreadable one is explained."""
     course = tmp_path / "course"
-    good = write_notebook(build_notebook(), course / "submitted" / "ann" / ASSIGNMENT / "attention.ipynb")
+    good = write_notebook(
+        build_notebook(ATTENTION), course / "submitted" / "ann" / ASSIGNMENT / "attention.ipynb"
+    )
     broken = course / "submitted" / "bob" / ASSIGNMENT / "attention.ipynb"
     broken.parent.mkdir(parents=True)
     broken.write_text('{"nbformat": 4, "cells": [', encoding="utf-8")
     (course / "submitted" / "cy" / ASSIGNMENT).mkdir(parents=True)
     copies, code = tmp_path / "notebooks", tmp_path / "code"
-    assert nbgrader_course.collect(course_dir=course, out_dir=copies) == 0
+    assert nbgrader_course.collect(lesson=ATTENTION, course_dir=course, out_dir=copies) == 0
     assert (copies / "ann" / "attention.ipynb").read_bytes() == good.read_bytes()
     assert (copies / "bob" / "attention.ipynb").read_bytes() == broken.read_bytes()
     assert "cy: no attention/attention.ipynb" in capsys.readouterr().err
-    assert nbgrader_course.collect(course_dir=course, out_dir=code, code=True) == 0
+    assert nbgrader_course.collect(lesson=ATTENTION, course_dir=course, out_dir=code, code=True) == 0
     assert (code / "ann" / "attention.py").read_bytes() == notebook_source(good)
     assert not (code / "bob" / "attention.py").exists()
     assert "cut off" in (code / "bob" / "notebook_error.txt").read_text(encoding="utf-8")
     err = capsys.readouterr().err
     assert "bob: " in err and "cy: no attention/attention.ipynb" in err
-    assert nbgrader_course.collect(course_dir=tmp_path / "nowhere", out_dir=code) == 2
+    assert nbgrader_course.collect(lesson=ATTENTION, course_dir=tmp_path / "nowhere", out_dir=code) == 2

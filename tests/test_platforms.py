@@ -12,13 +12,13 @@ import zipfile
 
 import pytest
 
-from grader import gradescope, paths
+from grader import gradescope
 from grader.reporters.gradescope import to_gradescope
 from grader.results import Report, Status, TestResult, Visibility
 
-from .support import compose, python
+from .support import ATTENTION, compose, python
 
-BUGGY = paths.GALLERY / "typical-mistakes" / "attention.py"
+BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 
 
 def grade_json(path) -> dict:
@@ -71,7 +71,10 @@ def test_the_bundle_has_both_scripts_at_its_root_and_the_hidden_checks(bundle):
         setup = z.read("setup.sh").decode()
     assert {"setup.sh", "run_autograder"} <= names
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert "tests/checks/hidden/test_mha_forward_hidden.py" in names and "solutions/attention.py" in names
+    assert (
+        "tests/checks/attention/hidden/test_mha_forward_hidden.py" in names
+        and "solutions/attention.py" in names
+    )
     assert "pip install -e /autograder/source" in setup
 
 
@@ -168,7 +171,7 @@ def test_gradescope_run_names_the_process_level_when_bubblewrap_cannot_run(
     monkeypatch.setattr(gradescope, "run_checks", fake_run_checks)
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "attention.py").write_text("")
-    assert gradescope.run(root=tmp_path) == 0
+    assert gradescope.run(lesson=ATTENTION, root=tmp_path) == 0
     assert asked == [chosen]
     assert json.loads((tmp_path / "results" / "results.json").read_text())["score"] == 0
     assert stat.S_IMODE((tmp_path / "results").stat().st_mode) == 0o700
@@ -197,7 +200,7 @@ def test_gradescope_summary_counts_only_the_checks_students_can_see():
 
 def test_run_autograder_never_leaves_an_earlier_results_json(tmp_path, bundle):
     """The grader cannot start: the fallback is written, not a results.json found on disk."""
-    root = autograder_root(tmp_path, bundle, {"attention.py": paths.SOLUTION.read_bytes()})
+    root = autograder_root(tmp_path, bundle, {"attention.py": ATTENTION.solution.read_bytes()})
     (root / "results").mkdir()
     (root / "results" / "results.json").write_text('{"score": 100, "tests": []}')
     results = run_autograder(root, python="/bin/false")
@@ -205,7 +208,7 @@ def test_run_autograder_never_leaves_an_earlier_results_json(tmp_path, bundle):
 
 
 def test_run_autograder_finds_attention_py_in_a_subfolder(tmp_path, bundle):
-    root = autograder_root(tmp_path, bundle, {"hw/attention.py": paths.SOLUTION.read_bytes()})
+    root = autograder_root(tmp_path, bundle, {"hw/attention.py": ATTENTION.solution.read_bytes()})
     assert run_autograder(root)["score"] == 100
 
 
@@ -227,7 +230,7 @@ def test_run_autograder_accepts_a_notebook(tmp_path, bundle):
 def test_github_classroom_result_matches_grade(tmp_path):
     output = tmp_path / "github_output"
     output.write_text("earlier=1\n")
-    submission = compose(paths.ROOT / "tests" / "catalog" / "bugs" / "mha_no_scaling.py", tmp_path / "s")
+    submission = compose(ATTENTION.catalog / "bugs" / "mha_no_scaling.py", tmp_path / "s")
     done = python(
         "grade",
         str(submission),
@@ -254,5 +257,5 @@ def test_github_classroom_result_matches_grade(tmp_path):
 
 def test_github_output_needs_the_variable():
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_OUTPUT"}
-    done = python("grade", str(paths.SOLUTION), "--format", "github", "--github-output", env=env)
+    done = python("grade", str(ATTENTION.solution), "--format", "github", "--github-output", env=env)
     assert done.returncode == 2 and "GITHUB_OUTPUT" in done.stderr

@@ -10,11 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import paths
+from .support import ATTENTION, ROOT, compose, live_processes, python
 
-from .support import compose, live_processes, python
-
-CATALOG = Path(__file__).parent / "catalog"
+CATALOG = ATTENTION.catalog
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the process level needs POSIX")
 
@@ -23,7 +21,7 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="the process level ne
 def private_course():
     """The course as the README asks for grading at the process level as root: the reference
     and the hidden checks unreadable to other users (the grader refuses otherwise)."""
-    private = [paths.SOLUTION.parent, paths.CHECKS / "hidden"]
+    private = [ATTENTION.solution.parent, ATTENTION.checks / "hidden"]
     modes = {p: p.stat().st_mode & 0o7777 for p in private}
     for p in private:
         p.chmod(0o700)
@@ -45,12 +43,12 @@ def grade(folder: Path, *extra: str, isolation: str = "process", tmp: Path | Non
 def test_scores_equal_those_graded_in_process(tmp_path):
     """The reference and two bugs (one caught only by an audited call) score the same with and without a worker."""
     entries = {
-        "reference": paths.SOLUTION,
+        "reference": ATTENTION.solution,
         "bug_mask": CATALOG / "bugs" / "mask_in_place.py",
         "bug_merge": CATALOG / "bugs" / "merge_reshape_no_transpose.py",
     }
     for name, source in entries.items():
-        if source == paths.SOLUTION:
+        if source == ATTENTION.solution:
             folder = tmp_path / name
             folder.mkdir()
             (folder / "attention.py").write_text(source.read_text())
@@ -71,7 +69,7 @@ def test_everything_the_file_started_is_ended(tmp_path):
     folder = tmp_path / "sub"
     folder.mkdir()
     (folder / "attention.py").write_text(
-        paths.SOLUTION.read_text()
+        ATTENTION.solution.read_text()
         + f"""
 import os, subprocess, builtins
 
@@ -110,7 +108,7 @@ def test_a_failure_of_the_warden_is_the_graders_not_the_students():
         with pytest.raises(WardenFault, match="unknown request"):
             warden.request({"type": "source"})  # the warden itself never holds a submission
         assert warden.proc is None
-        warden.begin(object(), b"x = 1\n", ("f",), 2 << 30)
+        warden.begin(object(), b"x = 1\n", ATTENTION, 2 << 30)
         with pytest.raises(WardenFault, match="KeyError"):
             warden.request({"type": "source"}, keeper=True)  # a request without its fields
         assert warden.proc is None and warden.keeper is None
@@ -134,8 +132,8 @@ def _try(action):
         return None
 
 _reference = _try(lambda: open("{root}/solutions/attention.py").read()) or ""
-_try(lambda: open("{root}/tests/checks/hidden/{marker}.py", "w").write("# planted"))
-_try(lambda: open("{root}/tests/checks/test_split_heads.py", "a").write("# planted"))
+_try(lambda: open("{root}/tests/checks/attention/hidden/{marker}.py", "w").write("# planted"))
+_try(lambda: open("{root}/tests/checks/attention/test_split_heads.py", "a").write("# planted"))
 _try(lambda: open("{results}", "w").write("{{}}"))
 if "BEGIN SOLUTION" not in _reference:
     def split_heads(x, n_heads):  # the reshape bug, unless the reference could be read
@@ -152,7 +150,7 @@ def test_auto_never_falls_back_to_the_process_level_as_root(tmp_path, monkeypatc
 
     monkeypatch.setattr(sandbox, "best_level", lambda: "process")
     with pytest.raises(sandbox.IsolationRefused, match="--isolation process"):
-        sandbox.choose_level("auto")
+        sandbox.choose_level("auto", ATTENTION.private)
 
 
 @as_root
@@ -161,13 +159,13 @@ def test_the_process_level_as_root_refuses_a_readable_reference(tmp_path):
     the reference: the student's code would run as one of them."""
     folder = tmp_path / "sub"
     folder.mkdir()
-    (folder / "attention.py").write_text(paths.EXERCISE.read_text())
-    mode = paths.SOLUTION.parent.stat().st_mode & 0o7777
-    paths.SOLUTION.parent.chmod(mode | 0o005)
+    (folder / "attention.py").write_text(ATTENTION.stubs.read_text())
+    mode = ATTENTION.solution.parent.stat().st_mode & 0o7777
+    ATTENTION.solution.parent.chmod(mode | 0o005)
     try:
         done = python("grade", str(folder), "--isolation", "process", "--format", "json")
     finally:
-        paths.SOLUTION.parent.chmod(mode)
+        ATTENTION.solution.parent.chmod(mode)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "chmod -R go-rwx" in done.stderr and "Traceback" not in done.stderr
 
@@ -181,14 +179,14 @@ def test_a_hostile_classmate_at_the_process_level_reads_nothing_writes_nothing_k
     results = tmp_path / "grades" / "results.json"
     results.parent.mkdir()
     results.parent.chmod(0o700)
-    checks = {p: p.read_bytes() for p in paths.CHECKS.rglob("*.py")}
+    checks = {p: p.read_bytes() for p in ATTENTION.checks.rglob("*.py")}
     klass = tmp_path / "class"
     (klass / "a-hostile").mkdir(parents=True)
     (klass / "a-hostile" / "attention.py").write_text(
-        paths.SOLUTION.read_text() + HOSTILE.format(root=paths.ROOT, marker=marker, results=results)
+        ATTENTION.solution.read_text() + HOSTILE.format(root=ROOT, marker=marker, results=results)
     )
     (klass / "b-honest").mkdir()
-    (klass / "b-honest" / "attention.py").write_text(paths.SOLUTION.read_text())
+    (klass / "b-honest" / "attention.py").write_text(ATTENTION.solution.read_text())
     out = tmp_path / "grades" / "gradebook.csv"
     done = python("batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -198,7 +196,7 @@ def test_a_hostile_classmate_at_the_process_level_reads_nothing_writes_nothing_k
     assert hostile["isolation"] == "process"
     assert hostile["exercises"]["split_heads"]["score"] < 20, "it read the reference"
     assert honest["score"] == 100
-    assert {p: p.read_bytes() for p in paths.CHECKS.rglob("*.py")} == checks
+    assert {p: p.read_bytes() for p in ATTENTION.checks.rglob("*.py")} == checks
     assert not results.exists()
 
 
@@ -260,9 +258,9 @@ def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
     runs as that user, yet gets full marks, and nothing of the user survives the batch."""
     klass = tmp_path / "class"
     (klass / "a-lurker").mkdir(parents=True)
-    (klass / "a-lurker" / "attention.py").write_text(paths.SOLUTION.read_text() + LURKER)
+    (klass / "a-lurker" / "attention.py").write_text(ATTENTION.solution.read_text() + LURKER)
     (klass / "b-honest").mkdir()
-    (klass / "b-honest" / "attention.py").write_text(paths.SOLUTION.read_text())
+    (klass / "b-honest" / "attention.py").write_text(ATTENTION.solution.read_text())
     out = tmp_path / "grades" / "gradebook.csv"
     try:
         done = python("batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process")

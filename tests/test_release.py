@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from grader import generate, paths
+from grader import generate
 
-from .support import python
+from .support import ATTENTION, python
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def run_in(folder, *args):
 
 
 def test_the_release_holds_no_line_of_the_solution(release):
-    secret = set(generate.solution_lines(paths.SOLUTION.read_text()))
+    secret = set(generate.solution_lines(ATTENTION.solution.read_text()))
     assert len(secret) > 15
     for file in (p for p in release.rglob("*") if p.is_file()):
         lines = {line.strip() for line in file.read_text(errors="replace").splitlines()}
@@ -41,11 +41,12 @@ def test_the_release_holds_what_students_need_and_no_more(release):
         ".github/workflows/classroom.yml",
         "pyproject.toml",
         "grader/__main__.py",
-        "tests/checks/test_mha_forward.py",
+        "tests/checks/attention/test_mha_forward.py",
     ]:
         assert needed in files
     assert not any(
-        f.startswith(("solutions/", "tests/checks/hidden/", "tests/catalog/", "examples/")) for f in files
+        f.startswith(("solutions/", "tests/checks/attention/hidden/", "tests/catalog/", "examples/"))
+        for f in files
     )
     assert "reporters/github" not in files  # sanity: paths are relative
     workflow = (release / ".github/workflows/classroom.yml").read_text()
@@ -58,7 +59,7 @@ def test_public_checks_fail_on_the_stubs_and_pass_with_the_reference(release, tm
     stubs = run_in(copy, "-m", "grader", "check")
     assert stubs.returncode == 1 and "not written yet" in stubs.stdout
     assert run_in(copy, "-m", "pytest", "-q", "-p", "no:cacheprovider").returncode == 1
-    shutil.copy(paths.SOLUTION, copy / "exercises" / "attention.py")
+    shutil.copy(ATTENTION.solution, copy / "exercises" / "attention.py")
     done = run_in(copy, "-m", "grader", "check")
     assert done.returncode == 0, done.stdout[-2000:]
     assert "Every check passes" in done.stdout

@@ -16,10 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import paths
 from grader.sandbox import best_level
 
-from .support import python
+from .support import ATTENTION, ROOT, python
 
 pytestmark = pytest.mark.skipif(best_level() != "namespaces", reason="bubblewrap is not usable here")
 
@@ -36,7 +35,9 @@ def apply_causal_mask(scores):
 
 def observe(tmp_path, body: str) -> dict:
     """Run ``body`` inside apply_causal_mask in the sandbox; return its ``seen`` dict."""
-    source = paths.SOLUTION.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
+    source = ATTENTION.solution.read_text() + PROBE.format(
+        body=textwrap.indent(textwrap.dedent(body), "    ")
+    )
     (tmp_path / "attention.py").write_text(source)
     done = python(
         "grade", str(tmp_path), "--format", "json", "--only", "apply_causal_mask", "--max-examples", "1"
@@ -66,9 +67,9 @@ def test_the_repository_and_the_host_are_out_of_sight(tmp_path):
     seen = observe(
         tmp_path,
         f"""
-        root = {str(paths.ROOT)!r}
+        root = {str(ROOT)!r}
         seen["repo"] = sorted(os.listdir(root)) if os.path.isdir(root) else []
-        seen["solution"] = os.path.exists({str(paths.SOLUTION)!r})
+        seen["solution"] = os.path.exists({str(ATTENTION.solution)!r})
         seen["root"] = sorted(os.listdir("/"))
         seen["home"] = os.path.exists("/root/.ssh") or os.path.exists("/home")
     """,
@@ -76,7 +77,7 @@ def test_the_repository_and_the_host_are_out_of_sight(tmp_path):
     # numpy may live in a virtual environment inside the repository: only the folders on the
     # way to it exist there, empty but for that path
     numpy_dir = Path(np.__file__).resolve()
-    on_the_way = {numpy_dir.relative_to(paths.ROOT).parts[0]} if paths.ROOT in numpy_dir.parents else set()
+    on_the_way = {numpy_dir.relative_to(ROOT).parts[0]} if ROOT in numpy_dir.parents else set()
     assert set(seen["repo"]) <= on_the_way
     assert not seen["solution"] and not seen["home"]
     assert "etc" not in seen["root"]
@@ -265,7 +266,7 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
     first, second = tmp_path / "class" / "a_leaves", tmp_path / "class" / "b_looks"
     first.mkdir(parents=True)
     second.mkdir(parents=True)
-    (first / "attention.py").write_text(paths.SOLUTION.read_text() + LEAVER.format(marker=marker))
+    (first / "attention.py").write_text(ATTENTION.solution.read_text() + LEAVER.format(marker=marker))
     body = f"""
         seen["here"] = sorted(os.listdir("."))
         seen["tmp"] = sorted(os.listdir("/tmp"))
@@ -279,7 +280,7 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
                     pass
     """  # the message quoted back is short: counts, not the processes themselves
     (second / "attention.py").write_text(
-        paths.SOLUTION.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
+        ATTENTION.solution.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
     )
     done = python(
         "gallery",

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import EXERCISES
-
-from .support import compose, grade_folders
+from .support import ATTENTION, compose, grade_folders
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 NAMES = sorted(p.name for p in SCENARIOS.iterdir() if (p / "expected.json").is_file())
@@ -32,7 +30,7 @@ def test_scenario(reports, name):
     expected = json.loads((SCENARIOS / name / "expected.json").read_text())
     report = reports[name]
     exercises = report["exercises"]
-    assert set(exercises) == set(EXERCISES)
+    assert set(exercises) == set(ATTENTION.exercises)
     if "score" in expected:
         assert report["score"] == expected["score"], _summary(report)
     for exercise, score in expected.get("exercises", {}).items():

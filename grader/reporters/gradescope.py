@@ -46,7 +46,7 @@ def to_gradescope(report: Report, *, execution_time: float) -> dict:
 
 
 def _visible_summary(report: Report, exercise: str) -> str:
-    """``split_heads: 11/14 on the checks you can see``: the exercise's visible checks only."""
+    """``f: 11/14 on the checks you can see``: the exercise's visible checks only."""
     seen = [t for t in report.tests if t.exercise == exercise and t.visibility is Visibility.VISIBLE]
     if not seen:
         return f"{exercise}: hidden checks only (shown once grades are published)"

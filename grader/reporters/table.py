@@ -6,19 +6,18 @@ students: each is shown on one line through :func:`grader.inert.one_line`.
 
 from __future__ import annotations
 
-from .. import EXERCISES
 from ..inert import one_line
 from ..results import Report
 
 
-def to_table(rows: list[tuple[str, Report]]) -> str:
-    """Align ``(label, report)`` rows into a plain-text table."""
-    header = ["submission", *EXERCISES, "total"]
+def to_table(rows: list[tuple[str, Report]], exercises: tuple[str, ...]) -> str:
+    """Align ``(label, report)`` rows into a plain-text table, a column per exercise."""
+    header = ["submission", *exercises, "total"]
     body = []
     for label, report in rows:
         scores = {e.name: f"{e.score:g}/{e.max_score:g}" for e in report.exercises}
         total = f"{report.score:g}/{report.max_score:g}"
-        body.append([one_line(label), *(scores.get(n, "-") for n in EXERCISES), total])
+        body.append([one_line(label), *(scores.get(n, "-") for n in exercises), total])
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def fmt(row: list[str]) -> str:
