@@ -40,9 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 
 try:
-    from .worker import MAX_HEADER, MAX_PAYLOAD, WireError, encode, layout, place, read_frame
+    from .worker import MAX_HEADER, MAX_PAYLOAD, WireError, decode_plain, encode, read_frame
 except ImportError:  # in the sandbox: the files side by side, no package
-    from worker import MAX_HEADER, MAX_PAYLOAD, WireError, encode, layout, place, read_frame
+    from worker import MAX_HEADER, MAX_PAYLOAD, WireError, decode_plain, encode, read_frame
 
 #: How long the keeper waits for the worker to be frozen after it wrote. It takes microseconds;
 #: on a machine too busy to give the worker that, the call's own time limit decides first.
@@ -159,7 +159,7 @@ class Relay:
         self.worker_in, self.worker_out, self.pid, self.arena = worker_in, worker_out, pid, arena
         os.set_blocking(trusted_in, False)
         self.requests, self.answers = Frames(), Frames()
-        self.watched: dict = {}  # argument name -> (its view of the arena, its bytes as placed)
+        self.watched: dict = {}  # argument name -> (where it is in the arena, its bytes as placed)
         self.changed: set[str] = set()  # the call's arguments seen changed at some freeze so far
         self.turn: str | None = None  # what the worker may say now: "load", "call" or nothing
         self.ended: int | None = None
@@ -191,7 +191,7 @@ class Relay:
             for frame in self.requests.feed(data):
                 kind = frame.header.get("type")
                 if kind == "call":
-                    self._call(frame.decoded())
+                    self._call(frame)
                     continue
                 if kind == "load":
                     self.turn = "load"
@@ -207,25 +207,28 @@ class Relay:
             os.close(self.trusted_in)
             os.close(self.worker_in)
 
-    def _call(self, message: dict) -> None:
-        """Send a call down with its arrays placed in the shared memory: only where they are goes."""
+    def _call(self, frame: Frame) -> None:
+        """Send a call down with its arrays' memory (the frame's one payload, laid out by the
+        trusted side) copied into the shared arena: only where they are goes down."""
         if self.open_out and select.select([self.worker_out], [], [], 0)[0]:
             self._from_worker()  # what it wrote before this call was asked belongs to no call
-        kwargs = message.pop("kwargs")
-        places, size = layout(kwargs)
+        header = frame.header
+        (size,) = header["payloads"]
         if size > len(self.arena):
             outcome = {"type": "outcome", "ok": False, "kind": "raised", "message": "arguments too large"}
             _write(self.trusted_out, encode(outcome))
             return
-        views = place(self.arena, {}, places)
-        self.watched, self.changed, self.turn = {}, set(), "call"
-        for key in places:
-            views[key][...] = kwargs[key]
-            # the bytes it was given, not read back: the worker may be writing there right now
-            self.watched[key] = (views[key], np.ascontiguousarray(kwargs[key]).tobytes())
-        message["scalars"] = {k: v for k, v in kwargs.items() if k not in places}
-        message["places"] = places
-        _write(self.worker_in, encode(message))
+        image = frame.raw[len(frame.raw) - size :]
+        self.arena[:size] = image
+        places = decode_plain(header["places"])
+        self.watched = {
+            key: (offset, image[offset : offset + _nbytes(dtype, shape)])
+            for key, (offset, dtype, shape) in places.items()
+        }
+        self.changed, self.turn = set(), "call"
+        down = {k: v for k, v in header.items() if k not in ("memory", "payloads")}
+        head = json.dumps({**down, "payloads": []}, allow_nan=True).encode()
+        _write(self.worker_in, struct.pack(">I", len(head)) + head)
 
     # -- up: the worker's answers
 
@@ -239,7 +242,11 @@ class Relay:
         if data and self.turn is None and not self.answers.buffer:
             self._refuse("it wrote to the grader out of turn")  # nothing was asked of it
             return
-        self.changed.update(key for key, (view, before) in self.watched.items() if view.tobytes() != before)
+        self.changed.update(
+            key
+            for key, (offset, before) in self.watched.items()
+            if self.arena[offset : offset + len(before)] != before
+        )
         if frozen:
             os.kill(self.pid, signal.SIGCONT)
         try:
@@ -300,6 +307,13 @@ class Relay:
             os.close(self.worker_out)
             os.close(self.trusted_out)
         self.watched = {}
+
+
+def _nbytes(dtype: str, shape) -> int:
+    count = np.dtype(dtype).itemsize
+    for n in shape:
+        count *= n
+    return count
 
 
 def _drain(fd: int) -> tuple[bytes, bool]:

@@ -314,7 +314,15 @@ class Sandboxed(Deadlined):
                 raise StudentError(self._problem, kind="load")
         deadline = time.monotonic() + self.limits.call_timeout
         try:
-            request = {"type": "call", "exercise": exercise, "name": name, "kwargs": arguments}
+            places, scalars, image = worker.laid_out(arguments)  # the keeper puts it in shared memory
+            request = {
+                "type": "call",
+                "exercise": exercise,
+                "name": name,
+                "scalars": scalars,
+                "places": places,
+                "memory": image,
+            }
             if replace is not None:
                 request["replace"] = tuple(replace)
             self._send(request, deadline, name=name)

@@ -112,6 +112,11 @@ def _decode(value, payloads: list[bytes]):
     return value
 
 
+def decode_plain(value):
+    """A header's value that holds no array (tuples and dicts as the format writes them)."""
+    return _decode(value, [])
+
+
 def _read_exactly(read, n: int) -> bytes:
     chunks, left = [], n
     while left:
@@ -423,6 +428,17 @@ def layout(kwargs: dict) -> tuple[dict, int]:
             places[key] = [offset, value.dtype.str, list(value.shape)]
             offset += -(-value.nbytes // ALIGNMENT) * ALIGNMENT
     return places, max(mmap.PAGESIZE, -(-offset // mmap.PAGESIZE) * mmap.PAGESIZE)
+
+
+def laid_out(kwargs: dict) -> tuple[dict, dict, np.ndarray]:
+    """A call's arguments as they travel to a sandbox: where each array goes, the other
+    arguments, and the image of the arrays' memory (bytes, laid out by :func:`layout`)."""
+    places, size = layout(kwargs)
+    image = np.zeros(size, dtype=np.uint8)
+    for key, (offset, _, _) in places.items():
+        value = np.ascontiguousarray(kwargs[key])
+        image[offset : offset + value.nbytes] = np.frombuffer(value.tobytes(), dtype=np.uint8)
+    return places, {k: v for k, v in kwargs.items() if k not in places}, image
 
 
 def place(memory, kwargs: dict, places: dict) -> dict:

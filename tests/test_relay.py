@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from grader.relay import Frames, Relay, watch
-from grader.worker import MAX_HEADER, Channel, WireError, encode
+from grader.worker import MAX_HEADER, Channel, WireError, encode, laid_out
 
 
 def test_frames_come_whole_however_the_bytes_are_cut():
@@ -70,9 +70,9 @@ def _answers(worker, calls: int, settle: float = 0.0) -> list[dict]:
     try:
         for _ in range(calls):
             select.select([w_out_r], [], [], settle)
-            trusted.send(
-                {"type": "call", "exercise": "f", "name": "f", "kwargs": {"scores": np.arange(16.0)}}
-            )
+            places, scalars, image = laid_out({"scores": np.arange(16.0)})
+            call = {"type": "call", "exercise": "f", "name": "f", "scalars": scalars, "places": places}
+            trusted.send({**call, "memory": image})
             relay.ready(t_in_r)
             while not select.select([t_out_r], [], [], 0)[0]:
                 select.select([w_out_r], [], [], 5)
