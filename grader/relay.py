@@ -137,11 +137,21 @@ def _head(buffer: bytearray) -> tuple[dict, int] | None:
     return header, 4 + size + total
 
 
+#: Whether this system can freeze a writer at its write (Linux: F_SETSIG). Elsewhere (macOS, at
+#: the process level) the keeper compares the arguments as soon as it has read the answer, so a
+#: file that puts an argument back right after answering may go unseen (the README says so).
+FREEZES = hasattr(fcntl, "F_SETSIG") and hasattr(signal, "sigtimedwait")
+
+
 def watch(fd: int, pid: int) -> None:
-    """Have the kernel stop process ``pid`` each time it writes to the pipe read by ``fd``."""
-    fcntl.fcntl(fd, fcntl.F_SETOWN, pid)
-    fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGSTOP)
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC | os.O_NONBLOCK)
+    """Have the kernel stop process ``pid`` each time it writes to the pipe read by ``fd``
+    (where it :data:`FREEZES`; the pipe is made non-blocking in any case)."""
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK
+    if FREEZES:
+        fcntl.fcntl(fd, fcntl.F_SETOWN, pid)
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGSTOP)
+        flags |= os.O_ASYNC
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags)
 
 
 class Relay:
@@ -273,7 +283,7 @@ class Relay:
     def _frozen(self) -> bool:
         """Wait until the write that woke the keeper has frozen the worker: True once it is
         stopped, False if it is gone. Raises Unwatched if it wrote and runs on."""
-        if self.ended is not None:
+        if self.ended is not None or not FREEZES:
             return False
         deadline = time.monotonic() + FREEZE_SECONDS
         while True:

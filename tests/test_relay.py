@@ -10,6 +10,7 @@ import struct
 import numpy as np
 import pytest
 
+from grader import relay
 from grader.relay import Frames, Relay, watch
 from grader.worker import MAX_HEADER, Channel, WireError, encode, laid_out
 
@@ -145,3 +146,18 @@ def test_a_worker_that_speaks_out_of_turn_is_refused():
     first, second = _answers(worker, 2, settle=1.0)
     assert first["type"] == "outcome" and first["mutated"] == ()
     assert second == {"type": "unreadable", "message": "it wrote to the grader out of turn"}
+
+
+def test_where_no_write_can_be_frozen_the_relay_still_answers_and_sees_a_lasting_change(monkeypatch):
+    """macOS has no F_SETSIG: the relay compares once it has read the answer. Calls are answered
+    as before, and a change the file leaves in place is still seen."""
+    monkeypatch.setattr(relay, "FREEZES", False)
+
+    def worker(channel, arena):
+        while True:
+            view = _scores(channel.receive(), arena)
+            view[...] = -1.0
+            channel.send({"type": "outcome", "ok": True, "value": view.copy()})
+
+    heard = _answers(worker, 20)
+    assert [a["mutated"] for a in heard] == [("scores",)] * 20
