@@ -40,9 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 
 try:
-    from .worker import MAX_HEADER, MAX_PAYLOAD, WireError, decode_plain, encode, read_frame
+    from .worker import MAX_HEADER, MAX_PAYLOAD, WireError, decode_plain, encode
 except ImportError:  # in the sandbox: the files side by side, no package
-    from worker import MAX_HEADER, MAX_PAYLOAD, WireError, decode_plain, encode, read_frame
+    from worker import MAX_HEADER, MAX_PAYLOAD, WireError, decode_plain, encode
 
 #: How long the keeper waits for the worker to be frozen after it wrote. It takes microseconds;
 #: on a machine too busy to give the worker that, the call's own time limit decides first.
@@ -67,17 +67,6 @@ class Frame:
 
     header: dict
     raw: bytes
-
-    def decoded(self) -> dict:
-        """The message, arrays and all (:func:`grader.worker.read_frame`)."""
-        at = [0]
-
-        def read(n: int) -> bytes:
-            chunk = self.raw[at[0] : at[0] + n]
-            at[0] += len(chunk)
-            return chunk
-
-        return read_frame(read)
 
     def with_field(self, key: str, value) -> bytes:
         """The frame's bytes with ``key`` set in its header (a tuple of strings or a plain value)."""

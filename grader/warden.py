@@ -89,13 +89,22 @@ class _Control(Channel):
 
 def _serve_requests(channel: _Control, handlers: dict, on_end) -> None:
     """Answer requests until the trusted side closes the channel."""
+    while _answer_pending(channel, handlers):
+        pass
+    on_end()
+
+
+def _answer_pending(channel: _Control, handlers: dict) -> bool:
+    """Answer the next request and every other one already received (one reply each); False
+    once the trusted side has closed the channel."""
     while True:
         try:
             request = channel.receive()
         except (EOFError, WireError):
-            on_end()
-            return
+            return False
         channel.send(_handled(handlers, request))
+        if not channel.buffer:
+            return True
 
 
 def _handled(handlers: dict, request: dict) -> dict:
@@ -276,14 +285,8 @@ class Keeper:
                             break
             if self.channel.fd_in not in ready:
                 continue
-            while True:  # every request that came in, one reply each
-                try:
-                    request = self.channel.receive()
-                except (EOFError, WireError):
-                    return
-                self.channel.send(_handled(self.handlers, request))
-                if not self.channel.buffer:
-                    break
+            if not _answer_pending(self.channel, self.handlers):
+                return
 
     def source(self, request: dict) -> dict:
         """The submission: keep it, compile it (which runs nothing of it), write it as its file."""

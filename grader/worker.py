@@ -437,7 +437,7 @@ def laid_out(kwargs: dict) -> tuple[dict, dict, np.ndarray]:
     image = np.zeros(size, dtype=np.uint8)
     for key, (offset, _, _) in places.items():
         value = np.ascontiguousarray(kwargs[key])
-        image[offset : offset + value.nbytes] = np.frombuffer(value.tobytes(), dtype=np.uint8)
+        image[offset : offset + value.nbytes] = value.reshape(-1).view(np.uint8)
     return places, {k: v for k, v in kwargs.items() if k not in places}, image
 
 
