@@ -69,10 +69,15 @@ class Frame:
     raw: bytes
 
     def with_field(self, key: str, value) -> bytes:
-        """The frame's bytes with ``key`` set in its header (a tuple of strings or a plain value)."""
-        header = {**self.header, key: {"__tuple__": list(value)} if isinstance(value, tuple) else value}
-        head = json.dumps(header, allow_nan=True).encode()
+        """The frame's bytes with ``key`` set in its header (a tuple of strings or a plain value).
+
+        The field is written last in the header as it came, which is a JSON object (it was
+        parsed as one): a reader keeps the last of repeated names (Python's ``json`` does, as
+        its documentation says), so whatever the header said under ``key`` no longer counts."""
         (size,) = struct.unpack(">I", self.raw[:4])
+        head = self.raw[4 : 4 + size].rstrip(b" \t\n\r")
+        field = json.dumps({key: {"__tuple__": list(value)} if isinstance(value, tuple) else value})
+        head = head[:-1] + b", " + field[1:].encode()
         return struct.pack(">I", len(head)) + head + self.raw[4 + size :]
 
 
@@ -86,8 +91,12 @@ class Frames:
 
     def feed(self, data: bytes) -> list[Frame]:
         """The frames completed by ``data``. Raises WireError for a stream that breaks the format."""
-        self.buffer += data
         done = []
+        if not self.buffer and self.head is None:  # most often: the data is one whole frame
+            head = _head(data)
+            if head is not None and head[1] == len(data):
+                return [Frame(head[0], bytes(data))]
+        self.buffer += data
         while True:
             if self.head is None:
                 self.head = _head(self.buffer)
@@ -101,7 +110,7 @@ class Frames:
             self.head = None
 
 
-def _head(buffer: bytearray) -> tuple[dict, int] | None:
+def _head(buffer: bytes | bytearray) -> tuple[dict, int] | None:
     """The header of the frame at the start of ``buffer`` and the frame's whole length, once the
     header is all there."""
     if len(buffer) < 4:
@@ -112,11 +121,11 @@ def _head(buffer: bytearray) -> tuple[dict, int] | None:
     if len(buffer) < 4 + size:
         return None
     try:
-        header = json.loads(bytes(buffer[4 : 4 + size]))
+        header = json.loads(buffer[4 : 4 + size].decode())
         if not isinstance(header, dict) or not isinstance(header.get("payloads"), list):
             raise TypeError
         sizes = [int(n) for n in header["payloads"]]
-        if any(n < 0 for n in sizes):
+        if sizes and min(sizes) < 0:
             raise ValueError
     except (ValueError, KeyError, TypeError, RecursionError, OverflowError):
         raise WireError("malformed message") from None
@@ -225,8 +234,9 @@ class Relay:
             for key, (offset, dtype, shape) in places.items()
         }
         self.changed, self.turn = set(), "call"
-        down = {k: v for k, v in header.items() if k not in ("memory", "payloads")}
-        head = json.dumps({**down, "payloads": []}, allow_nan=True).encode()
+        down = {k: v for k, v in header.items() if k != "memory"}
+        down["payloads"] = []
+        head = json.dumps(down, allow_nan=True).encode()
         _write(self.worker_in, struct.pack(">I", len(head)) + head)
 
     # -- up: the worker's answers

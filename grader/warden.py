@@ -273,10 +273,10 @@ class Keeper:
         """Answer the trusted side and relay the worker's frames until the trusted side is gone."""
         while True:
             relay = self.relay
-            watched = (relay.readable() if relay else []) + [self.channel.fd_in]
-            ready = select.select(watched, [], [])[0]
+            relayed = relay.readable() if relay else []
+            ready = select.select([*relayed, self.channel.fd_in], [], [])[0]
             if relay is not None:
-                for fd in relay.readable():  # the worker's answers first: they were written first
+                for fd in relayed:  # the worker's answers first: they were written first
                     if fd in ready and fd in relay.readable():
                         try:
                             relay.ready(fd)

@@ -45,7 +45,13 @@ class WireError(Exception):
 # ----------------------------------------------------------------------------- wire format
 
 
+#: Values that stand for themselves in a header.
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def _encode(value, payloads: list[bytes]):
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, np.ndarray):
         data = np.ascontiguousarray(value)
         payloads.append(data.tobytes())
@@ -99,6 +105,8 @@ def _array(desc: dict, payloads: list[bytes]) -> np.ndarray:
 
 
 def _decode(value, payloads: list[bytes]):
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, dict):
         if "__array__" in value:
             return _array(value, payloads)
@@ -137,7 +145,7 @@ def read_frame(read, *, max_payload: int = MAX_PAYLOAD) -> dict:
     if size > MAX_HEADER:
         raise WireError(f"a message header of {size} bytes")
     try:
-        header = json.loads(_read_exactly(read, size))
+        header = json.loads(_read_exactly(read, size).decode())
         if not isinstance(header, dict) or not isinstance(header.get("payloads"), list):
             raise WireError("malformed message")
         sizes = [int(n) for n in header.pop("payloads")]

@@ -35,6 +35,22 @@ def test_the_keepers_verdict_replaces_whatever_the_worker_said():
     assert message["mutated"] == ("scores",) and message["value"].tolist() == [1.0, 1.0]
 
 
+def test_the_verdict_holds_whatever_the_worker_put_around_its_header():
+    """The verdict is written at the end of the header as it came: spacing after the header's
+    last brace, or "mutated" written last, or twice, by the worker changes nothing."""
+    value = np.ones(2).tobytes()
+    for head in (
+        b'{"type": "outcome", "ok": true, "mutated": {"__tuple__": []}, '
+        b'"value": {"__array__": 0, "dtype": "<f8", "shape": [2]}, "payloads": [16]}\n\t \r',
+        b'{"type": "outcome", "ok": true, "value": {"__array__": 0, "dtype": "<f8", "shape": [2]}, '
+        b'"payloads": [16], "mutated": {"__tuple__": []}, "mutated": {"__tuple__": []}}',
+    ):
+        (frame,) = Frames().feed(struct.pack(">I", len(head)) + head + value)
+        (relayed,) = Frames().feed(frame.with_field("mutated", ("scores",)))
+        message = read_frame(io.BytesIO(relayed.raw).read)
+        assert message["mutated"] == ("scores",) and message["value"].tolist() == [1.0, 1.0]
+
+
 def test_a_stream_that_breaks_the_format_is_refused_before_it_is_read():
     with pytest.raises(WireError, match="header"):
         Frames().feed(struct.pack(">I", MAX_HEADER + 1))
