@@ -18,7 +18,7 @@ from .lesson import Lesson, LessonError, check_of
 from .marks import MARK, MarkError, grading_of
 from .results import Visibility
 from .sandbox import LEVELS, Limits
-from .submission import DEFAULT_CALL_TIMEOUT, Submission
+from .submission import DEFAULT_CALL_TIMEOUT, StudentError, Submission
 
 #: Examples per property when grading. The whole catalog of student bugs is
 #: caught from 8 examples on (benchmarks/bench_grader.py --power measures it;
@@ -179,10 +179,33 @@ def pytest_collection_modifyitems(config, items):
 
 #: Arguments that are not inputs of the student's function.
 _NOT_INPUTS = ("student", "data")
+#: Failures that no input causes: the file did not load, a function is missing or has the wrong
+#: signature (the feedback shows no input for them). Every example fails alike, so the search
+#: for a smaller one would cost a fraction of a second per check and find nothing.
+_SETTLED = ("load", "missing", "signature")
+
+
+class Settled(BaseException):
+    """Carries such a StudentError out of Hypothesis at its first example (a BaseException, as
+    StudentTimeout is: Hypothesis neither retries nor shrinks it); the check then fails with the
+    StudentError itself (:func:`pytest_pyfunc_call`)."""
+
+    def __init__(self, error: StudentError):
+        super().__init__(error.message)
+        self.error = error
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    try:
+        return (yield)
+    except Settled as settled:
+        raise settled.error from None
 
 
 def _record_inputs(item) -> None:
-    """Make a Hypothesis check attach its arguments to whatever it raises.
+    """Make a Hypothesis check attach its arguments to whatever it raises, and stop at once on
+    a failure that does not depend on them (:data:`_SETTLED`).
 
     Hypothesis re-raises the error of the smallest example last, so the
     arguments found on the error are the smallest failing input.
@@ -198,6 +221,8 @@ def _record_inputs(item) -> None:
             return inner(*args, **kwargs)
         except BaseException as err:
             err.grader_inputs = {k: v for k, v in kwargs.items() if k not in _NOT_INPUTS}
+            if isinstance(err, StudentError) and err.kind in _SETTLED:
+                raise Settled(err) from None
             raise
 
     recorded._records_inputs = True

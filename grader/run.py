@@ -136,6 +136,9 @@ def run_checks(
         str(lesson.root),
         "-q",
         "--assert=plain",  # the checks fail through grader.expect, never a bare assert
+        # the report is read from each failure's exception (Collector): pytest's own rendering of
+        # a traceback, which parses the source around every frame, is kept to its plainest form
+        "--tb=native",
         "-p",
         "no:doctest",
         "-p",

@@ -99,3 +99,38 @@ def test_a_check_naming_no_exercise_of_its_lesson_is_refused(tmp_path, exercise,
     )
     assert done.returncode == 3, done.stderr  # the course is broken, not the submission
     assert "test_stray.py::test_stray" in done.stderr and fragment in done.stderr
+
+
+@pytest.mark.parametrize(
+    "source, kind",
+    [
+        ("def apply_causal_mask(:\n", "load"),  # the file does not load
+        ("x = 1\n", "missing"),  # no function at all
+        ("def apply_causal_mask(a, b):\n    return a\ndef split_heads(x):\n    return x\n", "signature"),
+    ],
+)
+def test_a_failure_no_input_causes_is_tried_once_per_check(tmp_path, monkeypatch, source, kind):
+    """A file that does not load, or a function missing or with the wrong signature, fails every
+    example alike: each check stops at its first example instead of searching for a smaller one."""
+    from grader import submission as submission_module
+
+    tried = []
+    invoke = submission_module.StudentView._invoke
+
+    def counted(self, name, args, kwargs, *, audit):
+        tried.append(name)
+        return invoke(self, name, args, kwargs, audit=audit)
+
+    monkeypatch.setattr(submission_module.StudentView, "_invoke", counted)
+    (tmp_path / "attention.py").write_text(source)
+    only = "apply_causal_mask" if kind == "signature" else None
+    report = run_checks(
+        tmp_path / "attention.py",
+        lesson=ATTENTION,
+        exercises=(only,) if only else None,
+        isolation="none",
+    )
+    failed = [t for t in report.tests if t.score == 0]
+    assert failed and len(failed) == len(report.tests)
+    assert all("Smallest input" not in t.feedback for t in failed)
+    assert len(tried) <= len(report.tests), f"{len(tried)} tries for {len(report.tests)} checks"
