@@ -1,6 +1,7 @@
 """The diagonal is masked too: a token may not even look at itself (k=0 instead of k=1)."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mask-diagonal"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Future scores are set to 0 instead of -inf, so after the softmax they still get weight e^0."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mask-not-neginf"
 
 import numpy as np
 

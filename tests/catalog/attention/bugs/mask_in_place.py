@@ -1,6 +1,7 @@
 """Masks in place: the caller's scores are overwritten with -inf and the same array is returned."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mutates-input"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The mask is flipped: the past (below the diagonal, np.tril) is hidden instead of the future."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mask-inverted"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The future is filled with -1e9 instead of -inf, so the masked scores are not the exact -inf the function promises."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mask-not-neginf"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Off by one: np.triu with k=2 leaves the very next token (j = i+1) unmasked."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mask-leaks-future"
 
 import numpy as np
 

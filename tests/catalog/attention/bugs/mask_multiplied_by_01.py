@@ -1,6 +1,7 @@
 """The scores are multiplied by a 0/1 lower-triangular mask, which turns future scores into 0 rather than -inf."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mask-not-neginf"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """An additive float64 mask is added without casting, so float32 scores come back as float64."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "wrong-dtype"
 
 import numpy as np
 

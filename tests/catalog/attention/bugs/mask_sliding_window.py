@@ -1,6 +1,7 @@
 """Over-masking: besides the future, tokens more than 2 positions back are hidden too (a sliding window)."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mask-over-masks"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """`scores[...]` is taken for a copy, but it is a view, so masking it overwrites the caller's scores."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "mutates-input"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The heads are taken as list(x), i.e. along the first axis, which is the batch axis rather than the head axis once x has leading axes."""
 
 EXERCISE = "merge_heads"
+DIAGNOSIS = "wrong-axis-order"
 
 import numpy as np
 

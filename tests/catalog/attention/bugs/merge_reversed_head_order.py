@@ -1,6 +1,7 @@
 """The heads are glued back in reverse order: the last head ends up in the first columns."""
 
 EXERCISE = "merge_heads"
+DIAGNOSIS = "head-order"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The output projection is applied as W_o.T (column-vector habit) instead of x @ W_o."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "wrong-projection"
 
 import numpy as np
 

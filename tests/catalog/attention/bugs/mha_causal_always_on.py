@@ -1,6 +1,7 @@
 """The causal flag is ignored: the mask is always applied, even with causal=False."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "causal-flag-ignored"
 
 import numpy as np
 

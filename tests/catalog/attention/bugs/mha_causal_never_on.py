@@ -1,6 +1,7 @@
 """The causal flag is ignored: the mask is never applied, so every token sees the future."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "mask-missing"
 
 import numpy as np
 

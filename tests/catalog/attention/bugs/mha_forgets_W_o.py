@@ -1,6 +1,7 @@
 """The merged heads are returned as they are: the output projection W_o is never applied."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "missing-output-projection"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Queries and keys are swapped in the score (k @ q^T), so row i scores key i against every query instead of query i against every key."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "scores-transposed"
 
 import numpy as np
 

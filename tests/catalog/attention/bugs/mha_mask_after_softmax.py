@@ -1,6 +1,7 @@
 """The mask is applied after the softmax by zeroing future weights, so the rows no longer sum to 1 and the future still shapes the past."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "mask-after-softmax"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Splits with split_heads but merges inline with a bare reshape of (..., H, T, Dh) to (..., T, D), forgetting to bring the head axis back next to Dh."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "reshape-without-transpose"
 
 import numpy as np
 

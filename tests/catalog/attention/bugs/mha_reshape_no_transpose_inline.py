@@ -1,6 +1,7 @@
 """The heads are cut inline with a bare reshape to (..., H, T, Dh) (no transpose, no split_heads), which mixes different tokens into one head row."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "reshape-without-transpose"
 
 import numpy as np
 

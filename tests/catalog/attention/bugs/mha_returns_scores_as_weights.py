@@ -1,6 +1,7 @@
 """With return_weights=True the masked scores (before the softmax) are returned instead of the weights."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "weights-before-softmax"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Scores are divided by sqrt(D), the full model width, instead of sqrt(Dh), the width of one head."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "wrong-scale"
 
 import numpy as np
 

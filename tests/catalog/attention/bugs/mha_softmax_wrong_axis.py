@@ -1,6 +1,7 @@
 """The softmax normalises over the query axis (axis=-2, the columns) instead of over the keys in each row."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "softmax-axis"
 
 import numpy as np
 

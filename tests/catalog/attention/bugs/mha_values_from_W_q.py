@@ -1,6 +1,7 @@
 """Copy-paste slip: the values are projected with W_q instead of W_v."""
 
 EXERCISE = "mha_forward"
+DIAGNOSIS = "wrong-projection"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The width check is an assert, so a bad n_heads raises AssertionError instead of ValueError."""
 
 EXERCISE = "split_heads"
+DIAGNOSIS = "no-divisibility-check"
 
 import numpy as np
 

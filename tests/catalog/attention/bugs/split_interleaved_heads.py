@@ -1,6 +1,7 @@
 """Heads are interleaved: reshaping to (..., T, Dh, H) gives head i the columns i, i+H, i+2H, ... instead of one contiguous block."""
 
 EXERCISE = "split_heads"
+DIAGNOSIS = "strided-heads"
 
 import numpy as np
 

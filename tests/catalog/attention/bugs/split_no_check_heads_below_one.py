@@ -1,6 +1,7 @@
 """Only divisibility is checked, not n_heads < 1, so n_heads=0 crashes with ZeroDivisionError instead of a ValueError."""
 
 EXERCISE = "split_heads"
+DIAGNOSIS = "no-divisibility-check"
 
 import numpy as np
 

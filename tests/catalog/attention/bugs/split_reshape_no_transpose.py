@@ -1,6 +1,7 @@
 """Reshapes straight to (..., H, T, Dh) without the transpose, so a head's rows are chunks of the flattened sequence instead of one token each."""
 
 EXERCISE = "split_heads"
+DIAGNOSIS = "reshape-without-transpose"
 
 
 def split_heads(x, n_heads):

@@ -1,6 +1,7 @@
 """The heads come out in reverse order: head 0 holds the last block of columns."""
 
 EXERCISE = "split_heads"
+DIAGNOSIS = "head-order"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """When D is not a multiple of n_heads the leftover columns are silently dropped instead of raising ValueError."""
 
 EXERCISE = "split_heads"
+DIAGNOSIS = "no-divisibility-check"
 
 import numpy as np
 

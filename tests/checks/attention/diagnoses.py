@@ -1,0 +1,446 @@
+"""The mistakes students make in this lesson, and the inputs that tell them apart.
+
+Read by the grader (:mod:`grader.diagnosis`) when an exercise loses points: it calls the
+student's function on the ``PROBES`` of that exercise and names each mistake of ``MISTAKES``
+that fits what came back. A mistake is either what it returns (``returns=``, computed here
+from the definitions in :mod:`.spec`, never from the student's code) or a test of the calls
+seen (``shows=``). Codes are stable: tools read them.
+
+Letters as in the lesson: T tokens, D numbers per token, H heads, Dh = D // H.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.diagnosis import Mistake
+
+from .spec import future, head_slices, softmax
+
+_RNG = np.random.default_rng(20261130)
+
+
+def _normal(*shape: int) -> np.ndarray:
+    return _RNG.standard_normal(shape)
+
+
+# ----------------------------------------------------------------------------- the probes
+
+_D = 8  # two heads of Dh = 4: scaling by D and by Dh differ
+_X = _normal(2, 5, _D)  # (B, T, D)
+_WEIGHTS = {name: _normal(_D, _D) / np.sqrt(_D) for name in ("W_q", "W_k", "W_v", "W_o")}
+
+PROBES = {
+    "apply_causal_mask": [
+        {"scores": _normal(2, 5, 5)},
+        {"scores": _normal(5, 5)},
+        {"scores": _normal(6, 6)},
+        {"scores": _normal(3, 7, 7)},
+        {"scores": _normal(2, 3, 3).astype(np.float32)},
+    ],
+    "split_heads": [
+        {"x": _normal(2, 3, 6), "n_heads": 3},
+        {"x": _normal(3, 8), "n_heads": 2},
+        {"x": _normal(2, 3, 6), "n_heads": 4},  # 4 does not divide 6
+        {"x": _normal(3, 6), "n_heads": 0},
+    ],
+    "merge_heads": [
+        {"x": _normal(2, 3, 4, 2)},  # (B, H, T, Dh)
+        {"x": _normal(3, 4, 2)},
+    ],
+    "mha_forward": [
+        {"x": _X, **_WEIGHTS, "n_heads": 2, "causal": True, "return_weights": True},
+        {"x": _X, **_WEIGHTS, "n_heads": 2, "causal": False, "return_weights": True},
+        {"x": _X[0], **_WEIGHTS, "n_heads": 2, "causal": True, "return_weights": False},
+        {"x": _X * 300.0, **_WEIGHTS, "n_heads": 2, "causal": True, "return_weights": False},
+    ],
+}
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _masked(scores: np.ndarray, hide: np.ndarray, value: float = -np.inf) -> np.ndarray:
+    out = scores.copy()
+    out[..., hide] = value
+    return out
+
+
+def _band(T: int, k: int) -> np.ndarray:
+    """(T, T) True where key j >= query i + k."""
+    return np.triu(np.ones((T, T), dtype=bool), k=k)
+
+
+def _T(one) -> int:
+    return one.arguments["scores"].shape[-1]
+
+
+def _batch_axes(one, name: str, core: int) -> bool:
+    return one.arguments[name].ndim > core
+
+
+def _wrong_only_with_batch(seen, name: str, core: int) -> bool:
+    """Right on every call without leading axes, wrong on every call with them."""
+    plain = [s for s in seen if not _batch_axes(s, name, core) and not s.refused]
+    batched = [s for s in seen if _batch_axes(s, name, core) and not s.refused]
+    return bool(plain and batched) and all(s.right for s in plain) and not any(s.right for s in batched)
+
+
+def _wrong_past_some_size(seen) -> bool:
+    """Right on every call up to some T, wrong on every call beyond it."""
+    sizes = sorted({_T(s) for s in seen})
+    return any(
+        all(s.right for s in seen if _T(s) <= t) and not any(s.right for s in seen if _T(s) > t)
+        for t in sizes[:-1]
+    )
+
+
+def _finite_future(seen) -> bool:
+    """Some call kept the past and put finite numbers (0, -1e9, ...) over the future."""
+    for s in seen:
+        got, scores = s.call.value, s.arguments["scores"]
+        if not s.call.returned or s.right or getattr(got, "shape", None) != scores.shape:
+            continue
+        hide = future(scores.shape[-1])
+        kept, covered = got[..., ~hide], got[..., hide]
+        if np.allclose(kept, scores[..., ~hide]) and np.isfinite(covered).all():
+            if not np.allclose(covered, scores[..., hide]):
+                return True
+    return False
+
+
+def _hides_more(seen) -> bool:
+    """Some call hid every future score and some of the past too."""
+    for s in seen:
+        got, scores = s.call.value, s.arguments["scores"]
+        if not s.call.returned or s.right or getattr(got, "shape", None) != scores.shape:
+            continue
+        hide = future(scores.shape[-1])
+        if np.isneginf(got[..., hide]).all() and np.isneginf(got[..., ~hide]).any():
+            return True
+    return False
+
+
+def _changed(name: str):
+    return lambda seen: any(name in s.call.mutated for s in seen)
+
+
+def _dtype_changed(seen) -> bool:
+    return any(
+        s.call.returned and isinstance(s.call.value, np.ndarray) and s.call.value.dtype != s.expected.dtype
+        for s in seen
+        if not s.refused
+    )
+
+
+def _not_refused(seen) -> bool:
+    """Some call the reference refuses (bad n_heads) was not refused as the reference does."""
+    return any(s.refused and not s.right for s in seen)
+
+
+def _wrong_shape(seen) -> bool:
+    return any(
+        s.call.returned and np.shape(s.call.value) != np.shape(s.expected) for s in seen if not s.refused
+    )
+
+
+# ----------------------------------------------------------------------------- heads
+
+
+def _split(x, n_heads, *, layout="right"):
+    *lead, T, D = x.shape
+    if n_heads < 1 or D % n_heads:
+        raise ValueError("bad n_heads")
+    Dh = D // n_heads
+    if layout == "right":
+        return head_slices(x, n_heads)
+    if layout == "no-transpose":
+        return x.reshape(*lead, n_heads, T, Dh)
+    if layout == "strided":
+        return np.moveaxis(x.reshape(*lead, T, Dh, n_heads), -1, -3)
+    if layout == "reversed":
+        return head_slices(x, n_heads)[..., ::-1, :, :]
+    raise AssertionError(layout)
+
+
+def _merge(x, *, layout="right"):
+    *lead, H, T, Dh = x.shape
+    if layout == "right":
+        return np.swapaxes(x, -3, -2).reshape(*lead, T, H * Dh)
+    if layout == "no-transpose":
+        return x.reshape(*lead, T, H * Dh)
+    if layout == "strided":
+        return np.moveaxis(x, -3, -1).reshape(*lead, T, H * Dh)
+    if layout == "reversed":
+        return _merge(x[..., ::-1, :, :])
+    if layout == "first-axis":
+        return np.concatenate(list(x), axis=-1)
+    raise AssertionError(layout)
+
+
+# ----------------------------------------------------------------------------- attention
+
+
+def _mha(
+    x,
+    W_q,
+    W_k,
+    W_v,
+    W_o,
+    n_heads,
+    causal=True,
+    return_weights=False,
+    *,
+    scale="Dh",
+    axis=-1,
+    output="W_o",
+    values="W_v",
+    masking="before",
+    transposed=False,
+    stable=True,
+    split="right",
+    merge="right",
+    weights_shown="weights",
+):
+    """The forward pass with one thing done differently (each keyword names what)."""
+    D = x.shape[-1]
+    H = 1 if split == "one-head" else n_heads
+    Dh = D // H
+    q = _split(x @ W_q, H, layout="right" if split == "one-head" else split)  # (..., H, T, Dh)
+    k = _split(x @ W_k, H, layout="right" if split == "one-head" else split)
+    v = _split(x @ (W_q if values == "W_q" else W_v), H, layout="right" if split == "one-head" else split)
+    first, second = (k, q) if transposed else (q, k)
+    scores = first @ np.swapaxes(second, -1, -2)  # (..., H, T, T)
+    scores = scores / {"Dh": np.sqrt(Dh), "D": np.sqrt(D), "none": 1.0}[scale]
+    T = x.shape[-2]
+    hide = future(T)
+    masked = causal if masking in ("before", "after") else masking == "always"
+    if masked and masking != "after":
+        scores = _masked(scores, hide)
+    if stable:
+        weights = softmax(np.moveaxis(scores, axis, -1))
+        weights = np.moveaxis(weights, -1, axis)
+    else:
+        e = np.exp(scores)
+        weights = e / e.sum(axis=-1, keepdims=True)
+    if masked and masking == "after":
+        weights = np.where(hide, 0.0, weights)
+    heads = weights @ v  # (..., H, T, Dh)
+    merged = _merge(heads, layout="right" if merge == "one-head" else merge)  # (..., T, D)
+    if split == "one-head":
+        weights = weights[..., 0, :, :]
+    out = {"W_o": merged @ W_o, "none": merged, "W_o.T": merged @ W_o.T}[output]
+    if return_weights:
+        return out, (scores if weights_shown == "scores" else weights)
+    return out
+
+
+def _mha_with(**change):
+    return lambda **arguments: _mha(**arguments, **change)
+
+
+def _scale_hint(arguments: dict) -> str:
+    D = arguments["x"].shape[-1]
+    Dh = D // arguments["n_heads"]
+    return (
+        f"your output matches scores scaled by 1/sqrt(D) (={1 / np.sqrt(D):.2f}) instead of "
+        f"1/sqrt(Dh) (={1 / np.sqrt(Dh):.2f}): scale by the width of one head"
+    )
+
+
+MISTAKES = {
+    "apply_causal_mask": [
+        Mistake(
+            "mask-diagonal",
+            "the diagonal is hidden too: each token must still see itself (hide only j > i)",
+            returns=lambda scores: _masked(scores, _band(scores.shape[-1], 0)),
+        ),
+        Mistake(
+            "mask-inverted",
+            "the past is hidden instead of the future: hide the keys after the query (j > i)",
+            returns=lambda scores: _masked(scores, ~_band(scores.shape[-1], 0)),
+        ),
+        Mistake(
+            "mask-missing",
+            "the scores come back unchanged: nothing hides the future keys",
+            returns=lambda scores: scores.copy(),
+        ),
+        Mistake(
+            "mask-leaks-future",
+            "the next token is still visible: the hidden part starts one column too far right",
+            returns=lambda scores: _masked(scores, _band(scores.shape[-1], 2)),
+        ),
+        Mistake(
+            "mask-not-neginf",
+            "the future scores become a finite number instead of -inf, so they still get some "
+            "weight after the softmax",
+            shows=_finite_future,
+        ),
+        Mistake(
+            "mask-over-masks",
+            "past keys are hidden as well as the future ones: only j > i may be hidden",
+            shows=_hides_more,
+        ),
+        Mistake(
+            "mutates-input",
+            "the caller's scores were changed: work on a copy (scores.copy()) or build a new array",
+            shows=_changed("scores"),
+        ),
+        Mistake(
+            "hardcoded-size",
+            "it works up to some number of tokens only: build the mask from scores.shape[-1]",
+            shows=_wrong_past_some_size,
+        ),
+        Mistake(
+            "no-batch-support",
+            "it breaks once scores have leading (batch) axes: take T from the last axis and let "
+            "the mask broadcast over the others",
+            shows=lambda seen: _wrong_only_with_batch(seen, "scores", 2),
+        ),
+        Mistake(
+            "wrong-dtype",
+            "the result has another dtype than the scores (float32 in, float64 out): keep the input's dtype",
+            shows=_dtype_changed,
+        ),
+    ],
+    "split_heads": [
+        Mistake(
+            "reshape-without-transpose",
+            "a reshape to (..., H, T, Dh) without a transpose mixes tokens into heads: reshape "
+            "to (..., T, H, Dh), then swap the H and T axes",
+            returns=lambda x, n_heads: _split(x, n_heads, layout="no-transpose"),
+        ),
+        Mistake(
+            "strided-heads",
+            "head h holds every H-th column instead of the block h*Dh:(h+1)*Dh",
+            returns=lambda x, n_heads: _split(x, n_heads, layout="strided"),
+        ),
+        Mistake(
+            "head-order",
+            "the heads come out in reverse order: head 0 takes the first Dh columns",
+            returns=lambda x, n_heads: _split(x, n_heads, layout="reversed"),
+        ),
+        Mistake(
+            "no-divisibility-check",
+            "n_heads < 1, or an n_heads that does not divide D, must raise ValueError",
+            shows=_not_refused,
+        ),
+        Mistake(
+            "no-batch-support",
+            "it breaks once x has leading (batch) axes: unpack the shape as *batch, T, D",
+            shows=lambda seen: _wrong_only_with_batch(seen, "x", 2),
+        ),
+        Mistake("wrong-shape", "the result does not have the shape (..., H, T, Dh)", shows=_wrong_shape),
+    ],
+    "merge_heads": [
+        Mistake(
+            "reshape-without-transpose",
+            "a reshape to (..., T, H*Dh) without a transpose mixes tokens: swap the H and T axes first",
+            returns=lambda x: _merge(x, layout="no-transpose"),
+        ),
+        Mistake(
+            "strided-heads",
+            "the heads are interleaved column by column instead of placed side by side",
+            returns=lambda x: _merge(x, layout="strided"),
+        ),
+        Mistake(
+            "head-order",
+            "the heads are joined in reverse order: head 0 fills the first Dh columns",
+            returns=lambda x: _merge(x, layout="reversed"),
+        ),
+        Mistake(
+            "wrong-axis-order",
+            "the heads are taken along the first axis, which is a batch axis once there are "
+            "leading axes: the head axis is the third from the end",
+            returns=lambda x: _merge(x, layout="first-axis"),
+        ),
+        Mistake(
+            "no-batch-support",
+            "it breaks once x has leading (batch) axes: unpack the shape as *batch, H, T, Dh",
+            shows=lambda seen: _wrong_only_with_batch(seen, "x", 3),
+        ),
+        Mistake("wrong-shape", "the result does not have the shape (..., T, H*Dh)", shows=_wrong_shape),
+    ],
+    "mha_forward": [
+        Mistake("wrong-scale", _scale_hint, returns=_mha_with(scale="D")),
+        Mistake(
+            "wrong-scale",
+            "your output matches unscaled scores: divide them by sqrt(Dh)",
+            returns=_mha_with(scale="none"),
+        ),
+        Mistake(
+            "softmax-axis",
+            "each column of weights sums to 1: the softmax ran over the query axis, not over "
+            "the keys (the last axis)",
+            returns=_mha_with(axis=-2),
+        ),
+        Mistake(
+            "missing-output-projection",
+            "the output equals the merged heads without W_o: multiply by W_o last",
+            returns=_mha_with(output="none"),
+        ),
+        Mistake(
+            "wrong-projection",
+            "the output matches merged heads @ W_o.T: W_o acts on row vectors, as merged @ W_o",
+            returns=_mha_with(output="W_o.T"),
+        ),
+        Mistake(
+            "wrong-projection",
+            "the values match x @ W_q: the values come from W_v",
+            returns=_mha_with(values="W_q"),
+        ),
+        Mistake(
+            "mask-after-softmax",
+            "future weights are set to 0 after the softmax, so the rows no longer sum to 1: "
+            "mask the scores before it",
+            returns=_mha_with(masking="after"),
+        ),
+        Mistake(
+            "causal-flag-ignored",
+            "with causal=False the future is still hidden: mask only when causal is True",
+            returns=_mha_with(masking="always"),
+        ),
+        Mistake(
+            "mask-missing",
+            "with causal=True later tokens are still seen: apply the causal mask to the scores",
+            returns=_mha_with(masking="never"),
+        ),
+        Mistake(
+            "scores-transposed",
+            "the scores are keys @ queries.T: row i must be query i, so q @ k.T",
+            returns=_mha_with(transposed=True),
+        ),
+        Mistake(
+            "unstable-softmax",
+            "large scores overflow np.exp: subtract each row's largest score before the softmax",
+            returns=_mha_with(stable=False),
+        ),
+        Mistake(
+            "ignores-n-heads",
+            "the output matches one single head over all D numbers: n_heads is ignored",
+            returns=_mha_with(split="one-head", merge="one-head", scale="Dh"),
+        ),
+        Mistake(
+            "reshape-without-transpose",
+            "the heads are cut with a reshape and no transpose: reshape to (..., T, H, Dh), "
+            "then swap the H and T axes",
+            returns=_mha_with(split="no-transpose"),
+        ),
+        Mistake(
+            "reshape-without-transpose",
+            "the heads are joined with a reshape and no transpose: swap the H and T axes before the reshape",
+            returns=_mha_with(merge="no-transpose"),
+        ),
+        Mistake(
+            "reshape-without-transpose",
+            "the heads are cut and joined with reshapes and no transpose: reshape to "
+            "(..., T, H, Dh), then swap the H and T axes (and back the same way)",
+            returns=_mha_with(split="no-transpose", merge="no-transpose"),
+        ),
+        Mistake(
+            "weights-before-softmax",
+            "with return_weights=True the scores come back instead of the weights (after the softmax)",
+            returns=_mha_with(weights_shown="scores"),
+        ),
+    ],
+}

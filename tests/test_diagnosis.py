@@ -1,0 +1,128 @@
+"""Naming the likely mistake (grader.diagnosis): the matcher's rules, and the attention lesson's
+mistakes fitted to every catalogued bug, in this process (the grader's own path through the
+sandbox is tested with the catalog)."""
+
+from __future__ import annotations
+
+import ast
+import types
+
+import numpy as np
+import pytest
+
+from grader.diagnosis import Call, Mistake, diagnose, same
+from tests.checks.attention import diagnoses as lesson
+
+from .support import ATTENTION
+
+CATALOG = ATTENTION.catalog
+
+
+def declared(entry, name: str):
+    for node in ast.parse(entry.read_text()).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
+            return ast.literal_eval(node.value)
+    return None
+
+
+def module(text: str, name: str) -> types.ModuleType:
+    made = types.ModuleType(name)
+    exec(compile(text, name, "exec"), made.__dict__)
+    return made
+
+
+REFERENCE = module(ATTENTION.solution.read_text(), "reference")
+
+
+def calls(functions, exercise: str) -> list[Call]:
+    """The exercise's function on the lesson's probes, as the grader records calls."""
+    made = []
+    for arguments in lesson.PROBES[exercise]:
+        given = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in arguments.items()}
+        try:
+            with np.errstate(all="ignore"):
+                value = getattr(functions, exercise)(**given)
+        except Exception as err:  # noqa: BLE001
+            made.append(Call(arguments, None, False, "raised", tuple(c.__name__ for c in type(err).__mro__)))
+            continue
+        changed = tuple(
+            k for k, v in arguments.items() if isinstance(v, np.ndarray) and not np.array_equal(v, given[k])
+        )
+        made.append(Call(arguments, value, True, mutated=changed))
+    return made
+
+
+@pytest.mark.parametrize("entry", sorted((CATALOG / "bugs").glob("*.py")), ids=lambda p: p.stem)
+def test_each_catalogued_bug_is_named_first_by_its_code(entry):
+    code = declared(entry, "DIAGNOSIS")
+    assert code, f"{entry.name} declares no DIAGNOSIS (the code its mistake should get)"
+    exercise = declared(entry, "EXERCISE")
+    functions = module(ATTENTION.solution.read_text() + "\n" + entry.read_text(), entry.stem)
+    found = diagnose(lesson.MISTAKES[exercise], calls(functions, exercise), getattr(REFERENCE, exercise))
+    assert found and found[0].code == code, f"{entry.stem}: {[d.code for d in found]}"
+    assert all(d.hint for d in found)
+
+
+@pytest.mark.parametrize(
+    "entry", [ATTENTION.solution, *sorted((CATALOG / "correct").glob("*.py"))], ids=lambda p: p.stem
+)
+def test_no_correct_alternative_gets_a_diagnosis(entry):
+    text = ATTENTION.solution.read_text() + "\n" + (entry.read_text() if entry != ATTENTION.solution else "")
+    functions = module(text, entry.stem)
+    for exercise in ATTENTION.exercises:
+        found = diagnose(lesson.MISTAKES[exercise], calls(functions, exercise), getattr(REFERENCE, exercise))
+        assert found == [], f"{entry.stem}, {exercise}: {[d.code for d in found]}"
+
+
+def test_every_code_is_a_plain_word_and_each_exercise_has_probes():
+    for exercise in ATTENTION.exercises:
+        assert lesson.PROBES[exercise]
+        for mistake in lesson.MISTAKES[exercise]:
+            assert mistake.code.replace("-", "").isalpha() and mistake.code.islower()
+
+
+def double(x):
+    return 2 * x
+
+
+def test_a_mistake_is_named_only_when_every_call_fits_it():
+    twice = Mistake("twice", "doubled", returns=lambda x: 4 * x)
+    x = np.arange(3.0)
+    right, doubled = Call({"x": np.zeros(3)}, np.zeros(3)), Call({"x": x + 1}, 4 * (x + 1))
+    assert [d.code for d in diagnose([twice], [right, doubled], double)] == ["twice"]
+    # a right answer where the mistake would have given another contradicts it
+    assert diagnose([twice], [Call({"x": x + 1}, 2 * (x + 1)), doubled], double) == []
+    # one call the mistake does not explain, and it is not named
+    other = Call({"x": x + 2}, 5 * (x + 2))
+    assert diagnose([twice], [doubled, other], double) == []
+    # where the mistake changes nothing, a wrong answer contradicts it
+    zero = Call({"x": np.zeros(3)}, np.ones(3))
+    assert diagnose([twice], [doubled, zero], double) == []
+
+
+def test_nothing_is_named_when_every_call_is_right():
+    anything = Mistake("anything", "always", shows=lambda seen: True)
+    x = np.arange(3.0)
+    assert diagnose([anything], [Call({"x": x}, 2 * x)], double) == []
+    assert [d.code for d in diagnose([anything], [Call({"x": x}, 3 * x)], double)] == ["anything"]
+
+
+def test_most_explained_first_then_the_lessons_order_and_at_most_three():
+    x = np.arange(1.0, 4.0)
+    seen = [Call({"x": x}, np.zeros(3)), Call({"x": -x}, np.zeros(3))]
+    mistakes = [
+        Mistake("once", "a", shows=lambda s: True),
+        Mistake("zeros", "b", returns=lambda x: np.zeros_like(x)),
+        Mistake("also", "c", shows=lambda s: True),
+        Mistake("more", "d", shows=lambda s: True),
+    ]
+    assert [d.code for d in diagnose(mistakes, seen, double)] == ["zeros", "once", "also"]
+
+
+def test_results_agree_only_with_the_same_shape_and_the_same_infinities():
+    assert same(np.array([1.0, -np.inf]), np.array([1.0 + 1e-9, -np.inf]))
+    assert not same(np.array([1.0, -np.inf]), np.array([1.0, np.inf]))
+    assert not same(np.ones(3), np.ones((1, 3)))
+    assert same((np.ones(2), np.zeros(1)), (np.ones(2), np.zeros(1)))
+    assert not same((np.ones(2),), np.ones(2))
+    assert not same(np.array(["a"]), np.array(["a"]))
