@@ -6,10 +6,11 @@ import sys
 
 import pytest
 
-from grader.lesson import Course
+from grader.core.lesson import Course
+from grader.core.results import Visibility
+from grader.core.settings import Isolation, Settings
+from grader.engine.run import run_checks
 from grader.marks import MarkError, graded, grading_of, validate
-from grader.results import Visibility
-from grader.run import run_checks
 
 from .support import ATTENTION, TOY_COURSE
 
@@ -60,7 +61,7 @@ def test_a_good_mark_round_trips():
 
 def test_every_check_is_graded_and_points_add_up():
     """The suite as shipped: 100 points, every exercise present, hidden only under hidden/."""
-    report = run_checks(ATTENTION.solution, lesson=ATTENTION)
+    report = run_checks(ATTENTION.solution, lesson=ATTENTION, settings=Settings(isolation=Isolation.NONE))
     assert report.max_score == report.score == 100
     assert [e.name for e in report.exercises] == list(ATTENTION.exercises)
     assert {t.visibility.value for t in report.tests} == {"visible", "hidden"}
