@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from .enums import StrEnum
 
 
-class Failure(str, Enum):
+class Failure(StrEnum):
     """How a call of a student's function failed: what :class:`StudentError` says of itself."""
 
     MISSING = "missing"  # not defined, or not a function
@@ -15,9 +15,6 @@ class Failure(str, Enum):
     RETURN = "return"  # it returned something that is no plain numeric array
     LOAD = "load"  # the file as a whole could not be loaded
     CRASHED = "crashed"  # it ended its worker or the sandbox
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class StudentError(Exception):

@@ -20,33 +20,27 @@ import hashlib
 import os
 import stat
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
+from .enums import StrEnum
 from .ipynb import MAX_NOTEBOOK, NotebookError, notebook_source, too_large
 
 #: Largest Python source accepted, in bytes: far above any honest answer, far below a risk.
 MAX_SOURCE = 4 << 20
 
 
-class Refusal(str, Enum):
+class Refusal(StrEnum):
     """Why a submission was not taken in, as the gradebook records it."""
 
     MISSING = "missing"  # nothing to grade was found
     UNREADABLE = "unreadable"  # something was found that cannot be graded
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Form(str, Enum):
+class Form(StrEnum):
     """What kind of file a submission was handed in as."""
 
     PYTHON = "python"
     NOTEBOOK = "notebook"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: What each kind of file that is not a regular one is called in a message.

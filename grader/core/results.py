@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
+from .enums import StrEnum
 from .errors import Failure
 from .settings import Isolation
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """How one check ended."""
 
     PASSED = "passed"
@@ -17,30 +17,21 @@ class Status(str, Enum):
     ERROR = "error"  # the code could not run: missing, raised, wrong signature
     TIMEOUT = "timeout"  # the code ran past its time limit
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Visibility(str, Enum):
+class Visibility(StrEnum):
     """Who may see a check's details before grades are published."""
 
     VISIBLE = "visible"
     HIDDEN = "hidden"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Standing(str, Enum):
+class Standing(StrEnum):
     """Where a student stands in the gradebook after a batch."""
 
     GRADED = "graded"  # the one final standing: the same source and suite need no second look
     MISSING = "missing"  # nothing to grade was found
     UNREADABLE = "unreadable"  # a file was found that cannot be graded
     FAILED = "failed"  # grading did not finish (the grader failed, or took too long)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

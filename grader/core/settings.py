@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from enum import Enum
 
+from .enums import StrEnum
 from .errors import LessonError
 
 #: Seconds one call of a student function may take before it is stopped.
@@ -28,16 +28,13 @@ GRADING_EXAMPLES = 20
 EXPLORE_EXAMPLES = 400
 
 
-class Isolation(str, Enum):
+class Isolation(StrEnum):
     """How a student's code is run (see :mod:`grader.sandbox`)."""
 
     AUTO = "auto"  # the best level this machine offers
     NAMESPACES = "namespaces"  # bubblewrap
     PROCESS = "process"  # a separate process with limits, no filesystem or network isolation
     NONE = "none"  # inside the checker's own process
-
-    def __str__(self) -> str:
-        return self.value
 
     def describe(self) -> str:
         """One line for reports."""
@@ -56,14 +53,11 @@ class Isolation(str, Enum):
 LEVELS = (Isolation.NAMESPACES, Isolation.PROCESS, Isolation.NONE)
 
 
-class Profile(str, Enum):
+class Profile(StrEnum):
     """Which Hypothesis profile the checks run under."""
 
     GRADING = "grading"  # derandomized: the same file always gets the same score
     EXPLORE = "explore"  # fresh random inputs, more of them
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -115,16 +115,7 @@ def run_checks(
     opened = Submission(submission, lesson=lesson, settings=settings)
     collector = Collector(lesson, settings, opened)
     args = [
-        str(checks or lesson.checks),
-        "-p",
-        "grader.plugin",
-        "-p",
-        "no:cacheprovider",
-        "-o",
-        "addopts=",
-        "--rootdir",
-        str(lesson.root),
-        "-q",
+        *_arguments(lesson, checks),
         "--assert=plain",  # the checks fail through grader.expect, never a bare assert
         "-p",
         "no:doctest",
@@ -164,7 +155,17 @@ def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]
     """Maximum points per exercise of ``lesson``, read from the marks of its checks (or of those
     under ``checks``)."""
     counter = _Points()
-    args = [
+    args = [*_arguments(lesson, checks), "--collect-only"]
+    with _plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
+        pytest.main(args, plugins=[counter])
+    return {name: counter.points.get(name, 0) for name in lesson.exercises}
+
+
+def _arguments(lesson: Lesson, checks: Path | None) -> list[str]:
+    """pytest's arguments for ``lesson``'s checks (or those under ``checks``): quiet, with the
+    grader's plugin and no cache, whatever the course's own pytest settings say."""
+    where = ["--rootdir", str(lesson.root)]
+    return [
         str(checks or lesson.checks),
         "-p",
         "grader.plugin",
@@ -172,14 +173,9 @@ def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]
         "no:cacheprovider",
         "-o",
         "addopts=",
-        "--rootdir",
-        str(lesson.root),
-        "--collect-only",
+        *where,
         "-q",
     ]
-    with _plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
-        pytest.main(args, plugins=[counter])
-    return {name: counter.points.get(name, 0) for name in lesson.exercises}
 
 
 @contextlib.contextmanager
