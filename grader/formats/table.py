@@ -1,7 +1,7 @@
 """A score table: one row per submission, one column per exercise.
 
 Labels are folder names and problems quote the student's file, both chosen by
-students: each is shown on one line through :func:`grader.inert.one_line`.
+students: each is shown on one line through :func:`grader.core.inert.one_line`.
 """
 
 from __future__ import annotations

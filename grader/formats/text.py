@@ -2,7 +2,7 @@
 
 Everything a student chose (the file's path, why it could not be loaded, the
 feedback quoting their exception messages and values) is shown through
-:mod:`grader.inert`: an escape sequence in an exception message is printed as
+:mod:`grader.core.inert`: an escape sequence in an exception message is printed as
 ``\\x1b[2J``, never run by the terminal that shows the report.
 """
 
