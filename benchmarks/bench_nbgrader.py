@@ -36,8 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import nbgrader_course  # noqa: E402
-from grader.notebook import write_notebook  # noqa: E402
+from grader.commands import nbgrader_course  # noqa: E402
+from grader.formats.notebook import write_notebook  # noqa: E402
 from tests.support import ATTENTION  # noqa: E402
 from tests.test_nbgrader import compose_notebook  # noqa: E402
 

@@ -1,8 +1,9 @@
-"""The command line: a thin layer over each command's ``main``.
+"""The command line: a thin layer over each command's ``main`` (:mod:`grader.commands`).
 
 Every command works on one lesson of a course (``nbgrader-course`` and
-``exercises``: on each, unless one is named). The course and the lesson are
-resolved once, here (:mod:`grader.lesson`), and handed to the command.
+``exercises``: on each, unless one is named). The course, the lesson and the
+run's settings are resolved once, here (:mod:`grader.core.lesson`,
+:func:`grader.core.settings.resolve`), and handed to the command.
 """
 
 from __future__ import annotations
@@ -11,44 +12,36 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import (
-    __version__,
+from . import __version__
+from .commands import (
     batch,
     check,
+    exercises,
     gallery,
-    generate,
     grade,
     gradescope,
     nbgrader_course,
     release,
     stream,
 )
-from .inert import one_line
-from .intake import IntakeError
-from .lesson import Course, Lesson, LessonError, find_course
-from .plugin import GRADING_EXAMPLES
-from .run import GraderError
-from .sandbox import DEFAULT_TOTAL_TIMEOUT, LEVELS, IsolationRefused
-from .submission import DEFAULT_CALL_TIMEOUT
+from .core.errors import GraderError, IsolationRefused, LessonError
+from .core.inert import one_line
+from .core.intake import IntakeError
+from .core.lesson import Course, Lesson, find_course
+from .core.settings import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_TOTAL_TIMEOUT,
+    GRADING_EXAMPLES,
+    Isolation,
+    Settings,
+    resolve,
+)
 
 
 def _names(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     if not names:
         raise argparse.ArgumentTypeError("expected one or more exercise names, separated by commas")
-    return names
-
-
-def _exercises(names: tuple[str, ...] | None, lesson: Lesson) -> tuple[str, ...]:
-    """The exercises ``--only`` names (default: all), each one of the lesson's."""
-    if names is None:
-        return lesson.exercises
-    unknown = [n for n in names if n not in lesson.exercises]
-    if unknown:
-        raise LessonError(
-            f"unknown exercise {unknown[0]!r} in lesson {lesson.name}; "
-            f"choose from {', '.join(lesson.exercises)}"
-        )
     return names
 
 
@@ -103,7 +96,7 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--call-timeout",
         type=_timeout,
-        default=DEFAULT_CALL_TIMEOUT,
+        default=None,
         metavar="SECONDS",
         help=f"time limit for one call of a student function (default {DEFAULT_CALL_TIMEOUT:g})",
     )
@@ -118,7 +111,7 @@ def parser() -> argparse.ArgumentParser:
     isolation = argparse.ArgumentParser(add_help=False)
     isolation.add_argument(
         "--isolation",
-        choices=("auto", *LEVELS),
+        choices=[i.value for i in Isolation],
         default=None,
         help="how to run the student's code: auto (the best this machine offers), "
         "namespaces (bubblewrap), process, or none (inside the grader)",
@@ -128,7 +121,7 @@ def parser() -> argparse.ArgumentParser:
         type=_timeout,
         default=None,
         metavar="SECONDS",
-        help="time limit for a whole submission when sandboxed (default 60)",
+        help=f"time limit for a whole submission when sandboxed (default {DEFAULT_TOTAL_TIMEOUT:g})",
     )
 
     c = sub.add_parser("check", parents=[common, isolation], help="check your own file (students)")
@@ -174,7 +167,7 @@ def parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=Path("gradebook.csv"), help="the CSV to write (default gradebook.csv)"
     )
     b.add_argument("--jobs", type=_positive, default=None, help="submissions graded at once (default: cores)")
-    b.add_argument("--call-timeout", type=_timeout, default=DEFAULT_CALL_TIMEOUT, metavar="SECONDS")
+    b.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS")
     b.add_argument("--max-examples", type=_positive, default=None, metavar="N")
 
     z = sub.add_parser("gradescope-bundle", parents=[where], help="build the Gradescope autograder zip")
@@ -224,18 +217,25 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _options(args, lesson: Lesson) -> dict:
-    """The options every grading command shares, as run_checks keywords."""
-    options = {
-        "exercises": _exercises(args.only, lesson),
-        "call_timeout": args.call_timeout,
-        "max_examples": args.max_examples,
-    }
-    if args.isolation is not None:
-        options["isolation"] = args.isolation
-    if args.total_timeout is not None:
-        options["total_timeout"] = args.total_timeout
-    return options
+#: The commands that grade on the command line's settings (``gradescope-run`` chooses its own).
+_GRADING = ("check", "grade", "gallery", "batch", "grade-stream")
+
+
+def _settings(args, lesson: Lesson) -> Settings:
+    """The run's settings: what the command line asked for, checked against the lesson, else
+    the defaults."""
+    return resolve(
+        args.command,
+        lesson_exercises=lesson.exercises,
+        lesson_name=lesson.name,
+        isolation=getattr(args, "isolation", None),
+        only=getattr(args, "only", None),
+        call_timeout=getattr(args, "call_timeout", None),
+        total_timeout=getattr(args, "total_timeout", None),
+        max_examples=getattr(args, "max_examples", None),
+        explore=getattr(args, "explore", False),
+        public=getattr(args, "public", False),
+    )
 
 
 def _lessons(args, course: Course) -> tuple[Lesson, ...]:
@@ -252,39 +252,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         course = find_course(args.course)
         if args.command == "exercises":
-            return generate.main(lessons=_lessons(args, course), check=args.check)
+            return exercises.main(lessons=_lessons(args, course), check=args.check)
         if args.command == "nbgrader-course":
             return nbgrader_course.main(
                 lessons=_lessons(args, course), out_dir=args.out_dir, assignment=args.assignment
             )
         lesson = course.choose(args.lesson, getattr(args, "path", None))
+        settings = _settings(args, lesson) if args.command in _GRADING else None
         if args.command == "check":
-            return check.main(
-                lesson=lesson,
-                path=args.path,
-                explore=args.explore,
-                public=args.public,
-                **_options(args, lesson),
-            )
+            return check.main(lesson=lesson, settings=settings, path=args.path)
         if args.command == "grade":
             return grade.main(
                 lesson=lesson,
+                settings=settings,
                 path=args.path,
                 fmt=args.fmt,
                 output=args.output,
                 github_output=args.github_output,
-                **_options(args, lesson),
             )
         if args.command == "batch":
             return batch.main(
-                lesson=lesson,
-                folder=args.folder,
-                out=args.out,
-                jobs=args.jobs,
-                isolation=args.isolation or "auto",
-                call_timeout=args.call_timeout,
-                total_timeout=args.total_timeout or DEFAULT_TOTAL_TIMEOUT,
-                max_examples=args.max_examples,
+                lesson=lesson, settings=settings, folder=args.folder, out=args.out, jobs=args.jobs
             )
         if args.command == "gradescope-bundle":
             return gradescope.bundle(lesson=lesson, out=args.out)
@@ -293,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "release":
             return release.main(lesson=lesson, out_dir=args.out_dir)
         if args.command == "grade-stream":
-            return stream.main(lesson=lesson, **{"isolation": "auto", **_options(args, lesson)})
+            return stream.main(lesson=lesson, settings=settings)
         if args.command == "nbgrader-collect":
             return nbgrader_course.collect(
                 lesson=lesson,
@@ -302,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
                 assignment=args.assignment,
                 code=args.code,
             )
-        return gallery.main(lesson=lesson, folder=args.folder, fmt=args.fmt, **_options(args, lesson))
+        return gallery.main(lesson=lesson, settings=settings, folder=args.folder, fmt=args.fmt)
     except LessonError as err:  # no course, no such lesson, no such exercise
         print(f"grader: {one_line(str(err))}", file=sys.stderr)
         return 2

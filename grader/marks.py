@@ -1,70 +1,7 @@
-"""The ``graded`` mark: which exercise a check belongs to, its points, who sees it.
+"""The ``graded`` mark, where a lesson's checks import it: ``from grader.marks import graded``.
 
-Points and visibility are validated where the mark is written. Whether the
-exercise is one of the lesson's is known once the check's lesson is: the plugin
-validates that when it collects the check (:func:`grading_of` with ``exercises``).
+The code lives in :mod:`grader.engine.marks`.
 """
 
-from __future__ import annotations
-
-from dataclasses import dataclass
-
-import pytest
-
-from .results import Visibility
-
-MARK = "graded"
-
-
-class MarkError(ValueError):
-    """A ``graded`` mark with a bad value."""
-
-
-@dataclass(frozen=True)
-class Grading:
-    """The validated content of one ``graded`` mark."""
-
-    exercise: str
-    points: float
-    visibility: Visibility
-
-
-def validate(exercise, points, visibility, exercises: tuple[str, ...] | None = None) -> Grading:
-    """Check a mark's values (the exercise against ``exercises``, the lesson's, when given);
-    the message says what is wrong and what would be right."""
-    if not isinstance(exercise, str) or not exercise.isidentifier():
-        raise MarkError(f"graded: exercise must be the name of a function, got {exercise!r}")
-    if exercises is not None and exercise not in exercises:
-        raise MarkError(f"graded: exercise {exercise!r} is not one of {', '.join(exercises)}")
-    if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
-        raise MarkError(f"graded: points must be a positive number, got {points!r}")
-    try:
-        seen = Visibility(visibility)
-    except ValueError:
-        allowed = ", ".join(v.value for v in Visibility)
-        raise MarkError(f"graded: visibility {visibility!r} is not one of {allowed}") from None
-    return Grading(exercise, points, seen)
-
-
-def graded(exercise: str, *, points: float, visibility: str = "visible") -> pytest.MarkDecorator:
-    """Mark a check as worth ``points`` in ``exercise``; validated right here."""
-    grading = validate(exercise, points, visibility)
-    return getattr(pytest.mark, MARK)(
-        exercise=grading.exercise, points=grading.points, visibility=grading.visibility.value
-    )
-
-
-def grading_of(item, exercises: tuple[str, ...] | None = None) -> Grading | None:
-    """The validated ``graded`` mark of a collected test (its exercise one of ``exercises``,
-    when given), or None if it has none."""
-    marks = list(item.iter_markers(MARK))
-    if not marks:
-        return None
-    if len(marks) > 1:
-        raise MarkError(f"{item.nodeid}: more than one graded mark")
-    kwargs = dict(marks[0].kwargs)
-    if marks[0].args:
-        kwargs.setdefault("exercise", marks[0].args[0])
-    return validate(
-        kwargs.get("exercise"), kwargs.get("points"), kwargs.get("visibility", "visible"), exercises
-    )
+from .engine.marks import *  # noqa: F403 - this module is that one's public face
+from .engine.marks import __all__  # noqa: F401

@@ -9,7 +9,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.lesson import Course
+from grader.core.lesson import Course
 
 #: The project's own course, and its lesson.
 ROOT = Path(__file__).resolve().parent.parent

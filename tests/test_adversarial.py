@@ -62,7 +62,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import best_level
+from grader.sandbox.wardens import best_level
 
 from .support import ATTENTION, PROCESSES, ROOT, compose
 

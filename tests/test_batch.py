@@ -154,3 +154,22 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     assert f"{size - kept} to grade, {kept} unchanged" in done.stderr
     rows = read_csv(out)
     assert [rows[f"s{i}"]["score"] == "100" for i in range(size)] == [bool(i % 2) for i in range(size)]
+
+
+def test_a_students_reports_are_the_ones_grade_writes(tmp_path):
+    """The JSON form of a report is lossless: the batch's text report of a buggy submission is
+    the very text ``grade`` prints for it (smallest failing inputs included), and its JSON
+    report the very JSON ``grade --format json`` writes."""
+    klass = tmp_path / "class"
+    (klass / "bob").mkdir(parents=True)
+    shutil.copy(BUGGY, klass / "bob" / "attention.py")
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = python("batch", str(klass), "--out", str(out), "--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    text = python("grade", str(klass / "bob"))
+    assert text.returncode == 0, text.stderr
+    reports = out.with_name("gradebook_reports")
+    assert "Smallest input found:" in text.stdout
+    assert (reports / "bob.txt").read_text(encoding="utf-8") == text.stdout
+    as_json = python("grade", str(klass / "bob"), "--format", "json")
+    assert json.loads((reports / "bob.json").read_text(encoding="utf-8")) == json.loads(as_json.stdout)

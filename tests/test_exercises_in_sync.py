@@ -5,8 +5,9 @@ import shutil
 
 import pytest
 
-from grader import generate
-from grader.lesson import Course
+from grader.commands import exercises
+from grader.core import solution
+from grader.core.lesson import Course
 
 from .support import ATTENTION, TOY_COURSE
 
@@ -16,7 +17,7 @@ each_lesson = pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: less
 
 @each_lesson
 def test_committed_stubs_match_the_reference(lesson):
-    wanted = generate.strip_solutions(lesson.solution.read_text(encoding="utf-8"))
+    wanted = solution.strip_solutions(lesson.solution.read_text(encoding="utf-8"))
     assert lesson.stubs.read_text(encoding="utf-8") == wanted, (
         f"{lesson.stubs} has drifted from {lesson.solution}: run `python -m grader exercises`"
     )
@@ -26,7 +27,7 @@ def test_committed_stubs_match_the_reference(lesson):
 def test_stubs_hold_no_solution_line(lesson):
     stub = lesson.stubs.read_text(encoding="utf-8")
     stub_lines = {line.strip() for line in stub.splitlines()}
-    leaked = [line for line in generate.solution_lines(lesson.solution.read_text()) if line in stub_lines]
+    leaked = [line for line in solution.solution_lines(lesson.solution.read_text()) if line in stub_lines]
     assert not leaked
 
 
@@ -46,17 +47,17 @@ def test_every_exercise_is_a_stub_with_the_reference_signature_and_docstring(les
 
 
 def test_unbalanced_markers_are_refused():
-    with pytest.raises(generate.MarkerError):
-        generate.strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n")
-    with pytest.raises(generate.MarkerError):
-        generate.strip_solutions("def f():\n    ### END SOLUTION\n")
+    with pytest.raises(solution.MarkerError):
+        solution.strip_solutions("def f():\n    ### BEGIN SOLUTION\n    return 1\n")
+    with pytest.raises(solution.MarkerError):
+        solution.strip_solutions("def f():\n    ### END SOLUTION\n")
 
 
 def test_the_command_reports_drift(tmp_path):
     shutil.copytree(TOY_COURSE, tmp_path / "toy")
     lesson = Course.at(tmp_path / "toy").lesson("toy")
     lesson.stubs.write_text("# old\n")
-    assert generate.main(lessons=(lesson,), check=True) == 1
-    assert generate.main(lessons=(lesson,)) == 0
-    assert generate.main(lessons=(lesson,), check=True) == 0
-    assert lesson.stubs.read_text() == generate.strip_solutions(lesson.solution.read_text())
+    assert exercises.main(lessons=(lesson,), check=True) == 1
+    assert exercises.main(lessons=(lesson,)) == 0
+    assert exercises.main(lessons=(lesson,), check=True) == 0
+    assert lesson.stubs.read_text() == solution.strip_solutions(lesson.solution.read_text())

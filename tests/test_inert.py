@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
-from grader.gradebook import Gradebook, Row
-from grader.inert import csv_cell, one_line, visible
-from grader.reporters.table import to_table
-from grader.reporters.text import to_text
-from grader.results import Report, Status, TestResult, Visibility
+from grader.core.inert import csv_cell, one_line, visible
+from grader.core.results import ExerciseResult, Report, Standing, Status, TestResult, Visibility
+from grader.formats.gradebook import Gradebook, Row
+from grader.formats.table import to_table
+from grader.formats.text import to_text
 
 from .support import ATTENTION, ROOT
 
@@ -198,10 +198,10 @@ def test_gradebook_csv_keeps_formula_ids_as_text(tmp_path):
     book = Gradebook(tmp_path / "grades.sqlite")
     for student in [*ATTACKS, "ada"]:
         book.record(
-            Row(student, "graded", "f", "s", 42, 100, {"split_heads": {"score": 11, "max_score": 20}})
+            Row(student, Standing.GRADED, "f", "s", 42, 100, (ExerciseResult("split_heads", 11, 20),))
         )
     book.record(
-        Row("penalised", "graded", "f", "s", -2, 100, {"split_heads": {"score": -2.5, "max_score": 20}})
+        Row("penalised", Standing.GRADED, "f", "s", -2, 100, (ExerciseResult("split_heads", -2.5, 20),))
     )
     assert book.export_csv(tmp_path / "grades.csv", ATTENTION.exercises) == len(ATTACKS) + 2
     book.close()

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.gradebook import Gradebook, Row
-from grader.gradescope import NoSubmission, find_submission
+from grader.core.intake import IntakeError, Refusal, open_submission
+from grader.core.results import ExerciseResult, Standing
+from grader.formats.gradebook import Gradebook, Row
 
 from .support import ATTENTION, ROOT, grader_outside, live_processes
 
@@ -238,9 +239,9 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
 
 def test_only_a_real_grade_is_kept_from_one_run_to_the_next(tmp_path):
     book = Gradebook(tmp_path / "gradebook.sqlite")
-    zero = {"split_heads": {"score": 0, "max_score": 20}}
+    zero = (ExerciseResult("split_heads", 0, 20),)
     for student in ("graded", "failed", "missing", "unreadable"):
-        book.record(Row(student, student, "hash", "suite", 0, 100, zero))
+        book.record(Row(student, Standing(student), "hash", "suite", 0, 100, zero))
     assert book.is_current("graded", "hash", "suite")
     assert not book.is_current("graded", "other", "suite")
     for student in ("failed", "missing", "unreadable"):
@@ -315,8 +316,10 @@ def test_gradescope_follows_no_link(tmp_path):
     submission = tmp_path / "submission"
     (submission / "hw").mkdir(parents=True)
     os.symlink(ROOT / "solutions", submission / "elsewhere")  # a folder link: not searched
-    with pytest.raises(NoSubmission, match="No attention.py"):
-        find_submission(submission, "attention.py")
+    with pytest.raises(IntakeError, match="No attention.py") as missing:
+        open_submission(submission, "attention.py", nested=True)
+    assert missing.value.kind is Refusal.MISSING
     os.symlink(ATTENTION.solution, submission / "hw" / "attention.py")
-    with pytest.raises(NoSubmission, match="symbolic link"):
-        find_submission(submission, "attention.py")
+    with pytest.raises(IntakeError, match="symbolic link") as refused:
+        open_submission(submission, "attention.py", nested=True)
+    assert refused.value.kind is Refusal.UNREADABLE

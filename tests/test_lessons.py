@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.lesson import Course, LessonError, find_course
-from grader.notebook import fill_solutions, reference_parts, write_notebook
+from grader.core.lesson import Course, LessonError, find_course
+from grader.formats.notebook import fill_solutions, reference_parts, write_notebook
 
 from .support import ATTENTION, ROOT, TOY_COURSE
 from .test_platforms import autograder_root, run_autograder

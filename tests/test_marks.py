@@ -6,10 +6,11 @@ import sys
 
 import pytest
 
-from grader.lesson import Course
+from grader.core.lesson import Course
+from grader.core.results import Visibility
+from grader.core.settings import Isolation, Settings
+from grader.engine.run import run_checks
 from grader.marks import MarkError, graded, grading_of, validate
-from grader.results import Visibility
-from grader.run import run_checks
 
 from .support import ATTENTION, TOY_COURSE
 
@@ -60,7 +61,7 @@ def test_a_good_mark_round_trips():
 
 def test_every_check_is_graded_and_points_add_up():
     """The suite as shipped: 100 points, every exercise present, hidden only under hidden/."""
-    report = run_checks(ATTENTION.solution, lesson=ATTENTION)
+    report = run_checks(ATTENTION.solution, lesson=ATTENTION, settings=Settings(isolation=Isolation.NONE))
     assert report.max_score == report.score == 100
     assert [e.name for e in report.exercises] == list(ATTENTION.exercises)
     assert {t.visibility.value for t in report.tests} == {"visible", "hidden"}
@@ -112,7 +113,7 @@ def test_a_check_naming_no_exercise_of_its_lesson_is_refused(tmp_path, exercise,
 def test_a_failure_no_input_causes_is_tried_once_per_check(tmp_path, monkeypatch, source, kind):
     """A file that does not load, or a function missing or with the wrong signature, fails every
     example alike: each check stops at its first example instead of searching for a smaller one."""
-    from grader import submission as submission_module
+    from grader.engine import submission as submission_module
 
     tried = []
     invoke = submission_module.StudentView._invoke
@@ -127,8 +128,7 @@ def test_a_failure_no_input_causes_is_tried_once_per_check(tmp_path, monkeypatch
     report = run_checks(
         tmp_path / "attention.py",
         lesson=ATTENTION,
-        exercises=(only,) if only else None,
-        isolation="none",
+        settings=Settings(isolation=Isolation.NONE, exercises=(only,) if only else None),
     )
     failed = [t for t in report.tests if t.score == 0]
     assert failed and len(failed) == len(report.tests)

@@ -21,16 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import nbgrader_course
-from grader.generate import solution_lines
-from grader.notebook import (
-    NotebookError,
-    build_notebook,
-    fill_solutions,
-    notebook_source,
-    reference_parts,
-    write_notebook,
-)
+from grader.commands import nbgrader_course
+from grader.core.ipynb import NotebookError, notebook_source
+from grader.core.solution import solution_lines
+from grader.formats.notebook import fill_solutions, reference_parts, write_notebook
 from tests.support import ATTENTION, python
 
 ASSIGNMENT = "attention"
@@ -214,7 +208,7 @@ def test_each_test_cell_shows_its_exercise_score_and_nothing_on_stderr(course):
 
 
 def test_source_notebook_cells():
-    notebook = build_notebook(ATTENTION)
+    notebook = nbgrader_course.source_notebook(ATTENTION)
     ids = [c["metadata"]["nbgrader"]["grade_id"] for c in notebook["cells"] if "nbgrader" in c["metadata"]]
     assert len(ids) == len(set(ids)), "nbgrader needs unique grade_ids"
     by_id = {c["metadata"]["nbgrader"]["grade_id"]: c for c in notebook["cells"]}
@@ -237,12 +231,12 @@ def test_source_notebook_cells():
 
 def test_source_notebook_is_valid_nbformat():
     nbformat = pytest.importorskip("nbformat")
-    nbformat.validate(nbformat.from_dict(build_notebook(ATTENTION)))
+    nbformat.validate(nbformat.from_dict(nbgrader_course.source_notebook(ATTENTION)))
 
 
 def test_source_notebook_code_is_the_reference(tmp_path):
     """The code of the source notebook grades like the reference itself."""
-    path = write_notebook(build_notebook(ATTENTION), tmp_path / "attention.ipynb")
+    path = write_notebook(nbgrader_course.source_notebook(ATTENTION), tmp_path / "attention.ipynb")
     code = notebook_source(path).decode()
     compile(code, "attention.py", "exec")
     assert "def softmax" in code and all(f"def {name}(" in code for name in ATTENTION.exercises)
@@ -280,7 +274,11 @@ def _cells_with(source) -> str:
 @pytest.mark.parametrize(
     ("content", "words"),
     [
-        pytest.param(lambda: json.dumps(build_notebook(ATTENTION))[:5000], "cut off", id="truncated-json"),
+        pytest.param(
+            lambda: json.dumps(nbgrader_course.source_notebook(ATTENTION))[:5000],
+            "cut off",
+            id="truncated-json",
+        ),
         pytest.param(lambda: _cells_with(42), "source is a number, not text", id="source-is-a-number"),
         pytest.param(lambda: _cells_with(["x = 1\n", 7]), "not text", id="source-list-with-a-number"),
         pytest.param(lambda: json.dumps({"nbformat": 3, "worksheets": []}), "format 4", id="nbformat-3"),
@@ -348,7 +346,8 @@ def test_collect_for_batch(tmp_path, capsys):
     """Collected notebooks become one folder per student; an unreadable one is explained."""
     course = tmp_path / "course"
     good = write_notebook(
-        build_notebook(ATTENTION), course / "submitted" / "ann" / ASSIGNMENT / "attention.ipynb"
+        nbgrader_course.source_notebook(ATTENTION),
+        course / "submitted" / "ann" / ASSIGNMENT / "attention.ipynb",
     )
     broken = course / "submitted" / "bob" / ASSIGNMENT / "attention.ipynb"
     broken.parent.mkdir(parents=True)

@@ -12,9 +12,9 @@ import zipfile
 
 import pytest
 
-from grader import gradescope
-from grader.reporters.gradescope import to_gradescope
-from grader.results import Report, Status, TestResult, Visibility
+from grader.commands import gradescope
+from grader.core.results import Report, Status, TestResult, Visibility
+from grader.formats.gradescope import to_gradescope
 
 from .support import ATTENTION, compose, python
 
@@ -164,8 +164,8 @@ def test_gradescope_run_names_the_process_level_when_bubblewrap_cannot_run(
     asked = []
 
     def fake_run_checks(file, **options):
-        asked.append(options["isolation"])
-        return Report(submission=str(file), tests=(), isolation=options["isolation"])
+        asked.append(options["settings"].isolation)
+        return Report(submission=str(file), tests=())
 
     monkeypatch.setattr(gradescope, "best_level", lambda: best)
     monkeypatch.setattr(gradescope, "run_checks", fake_run_checks)

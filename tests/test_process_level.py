@@ -101,7 +101,7 @@ if not hasattr(builtins, "_started_once"):
 def test_a_failure_of_the_warden_is_the_graders_not_the_students():
     """A request the warden cannot carry out comes back as a WardenFault (reported as a grader
     bug), never as something the student's code did; the sandbox is replaced."""
-    from grader.sandbox import Warden, WardenFault
+    from grader.sandbox.wardens import Warden, WardenFault
 
     warden = Warden("process", 2 << 30)
     try:
@@ -146,10 +146,11 @@ _try(lambda: os.kill(-1, signal.SIGKILL))  # every process this user may signal
 @as_root
 def test_auto_never_falls_back_to_the_process_level_as_root(tmp_path, monkeypatch):
     """Without bubblewrap, a grader run as root refuses ``auto`` with a line saying what to do."""
-    from grader import sandbox
+    from grader.core import errors
+    from grader.sandbox import wardens as sandbox
 
     monkeypatch.setattr(sandbox, "best_level", lambda: "process")
-    with pytest.raises(sandbox.IsolationRefused, match="--isolation process"):
+    with pytest.raises(errors.IsolationRefused, match="--isolation process"):
         sandbox.choose_level("auto", ATTENTION.private)
 
 

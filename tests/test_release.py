@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from grader import generate
+from grader.core import solution
 
 from .support import ATTENTION, python
 
@@ -26,7 +26,7 @@ def run_in(folder, *args):
 
 
 def test_the_release_holds_no_line_of_the_solution(release):
-    secret = set(generate.solution_lines(ATTENTION.solution.read_text()))
+    secret = set(solution.solution_lines(ATTENTION.solution.read_text()))
     assert len(secret) > 15
     for file in (p for p in release.rglob("*") if p.is_file()):
         lines = {line.strip() for line in file.read_text(errors="replace").splitlines()}

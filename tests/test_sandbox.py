@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.sandbox import best_level
+from grader.sandbox.wardens import best_level
 
 from .support import ATTENTION, ROOT, python
 

@@ -1,0 +1,423 @@
+"""``batch``: grade a whole class, in parallel, into a gradebook.
+
+    python -m grader batch DIR --out gradebook.csv [--jobs N]
+
+DIR holds one folder per student (the folder name is the student id) with the
+lesson's file, ``NAME.py`` (or a single notebook), inside. Each submission is taken in
+(:func:`grader.core.intake.open_submission`: found, read once and hashed) here, then
+graded, sandboxed, several at a time, by long-lived grading processes
+(``grade-stream``) that start Python and pytest only once; they receive the
+absolute path and the hash, and grade only that very source. Results go to
+``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
+submission), then to the CSV, and to one JSON and one text report per
+student in ``gradebook_reports/`` (the text is the one ``grade`` prints for the same file). Running the same command again grades only
+what is new, has changed, or got no grade last time.
+
+The grading processes keep their temporary files in one folder the batch makes
+and removes when it ends, finished or interrupted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unicodedata
+from collections import defaultdict
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from ..core.inert import one_line
+from ..core.installed import IMPORTED_FROM
+from ..core.intake import IntakeError, Refusal, open_submission
+from ..core.lesson import Lesson
+from ..core.results import ExerciseResult, Report, Standing
+from ..core.settings import Settings
+from ..engine.run import suite_points
+from ..formats.gradebook import Gradebook, Row
+from ..formats.json_report import from_dict, to_dict
+from ..formats.text import to_text
+from ..sandbox.wardens import choose_level
+
+#: Seconds a grade process may take beyond the submission's own time limit
+#: (start-up, loading the checks) before the batch gives up on it.
+GRACE = 60.0
+#: Seconds a grading process is given to end cleanly (and remove its sandbox) before it is killed.
+GOODBYE = 5.0
+#: Student ids that need no comment: letters, digits and . _ - @ +
+PLAIN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One student's folder as found in DIR."""
+
+    student: str
+    file: Path
+    """The submission's file, absolute when it was taken in."""
+    file_hash: str
+    """The sha256 of the source taken in, or when there is none the refusal's name (the
+    gradebook keeps it so)."""
+    problem: str = ""
+    """Why it cannot be graded (the intake's refusal)."""
+    refusal: Refusal | None = None
+    shown: str = ""
+    """The file as the batch's user named it: the folder given, the student's, the file."""
+
+
+def suite_hash(lesson: Lesson, *, max_examples: int, call_timeout: float) -> str:
+    """A fingerprint of everything that decides a grade besides the student's file."""
+    digest = hashlib.sha256(f"{__version__}|{max_examples}|{call_timeout}".encode())
+    for path in sorted([lesson.source, *lesson.checks.rglob("*.py")]):
+        digest.update(str(path.relative_to(lesson.root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def discover(folder: Path, filename: str) -> tuple[list[Entry], list[str]]:
+    """The submissions in ``folder`` and remarks about what looks odd there."""
+    entries, remarks = [], []
+    seen: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        name = path.name
+        if name.startswith("."):
+            remarks.append(f"{_quoted(name)}: hidden, skipped")
+            continue
+        if path.is_symlink():  # it may lead anywhere, the reference included: never followed
+            seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
+            why = "the student's folder is a symbolic link, and the grader follows no links"
+            entries.append(Entry(name, path, Refusal.UNREADABLE.value, why, Refusal.UNREADABLE))
+            continue
+        if not path.is_dir():
+            remarks.append(f"{_quoted(name)}: not a folder, skipped")
+            continue
+        if not PLAIN_ID.match(name):
+            remarks.append(
+                f"{_quoted(name)}: an unusual student id (spaces or special characters); graded as is"
+            )
+        seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
+        try:
+            intake = open_submission(path, filename)
+        except IntakeError as err:
+            entries.append(Entry(name, path, err.kind.value, err.message, err.kind))
+            continue
+        entries.append(Entry(name, intake.path, intake.sha256, shown=intake.shown))
+    for names in seen.values():
+        if len(names) > 1:
+            remarks.append(
+                f"{' and '.join(_quoted(n) for n in names)} look like the same student; each graded on its own"
+            )
+    return entries, remarks
+
+
+def _quoted(text: str) -> str:
+    """A student id (or any text from a student) for the terminal: quoted, escapes shown, not run."""
+    return f"'{one_line(text)}'"
+
+
+#: What a file name made from an unusual student id ends with: a hash of the id.
+_HASHED = re.compile(r"-[0-9a-f]{8}$")
+
+
+def _safe(student: str) -> str:
+    """A file name for a student id, never the same for two ids: an id that needed changing, or
+    that looks like one that did, gets a hash of itself appended."""
+    clean = re.sub(r"[^A-Za-z0-9._@+-]", "_", student)
+    if clean != student or clean in ("", ".", "..") or _HASHED.search(clean):
+        clean += "-" + hashlib.sha256(student.encode()).hexdigest()[:8]
+    return clean
+
+
+def _cores() -> list[int]:
+    """The cores this process may use ([] where the system cannot pin processes to cores)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return []
+
+
+class _Grader:
+    """A long-lived ``grade-stream`` process: Python and pytest start once, not per submission."""
+
+    def __init__(self, options: list[str], cpu: int | None = None, environment: dict | None = None):
+        self.options = options
+        self.cpu = cpu  # the one core this process, its sandbox and everything in it run on
+        self.environment = environment  # TMPDIR: the batch's own temporary folder
+        self.proc: subprocess.Popen | None = None
+        self.buffer = b""
+
+    def _start(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "grader", "grade-stream", *self.options],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=IMPORTED_FROM,  # where ``grader`` imports from; every path it is sent is absolute
+            env=self.environment,
+        )
+        if self.cpu is not None:  # before it has a submission, hence a sandbox (which inherits it)
+            try:
+                os.sched_setaffinity(self.proc.pid, {self.cpu})
+            except OSError:
+                pass
+        self.buffer = b""
+
+    def grade(self, entry: Entry, limit: float, running: dict) -> tuple[Entry, Report | None, str]:
+        """(entry, its report or None, why there is none)."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        running[entry.student] = self.proc
+        request = {"path": str(entry.file), "sha256": entry.file_hash, "shown": entry.shown}
+        try:
+            self.proc.stdin.write((json.dumps(request) + "\n").encode())
+            self.proc.stdin.flush()
+            answer = json.loads(self._line(time.monotonic() + limit))
+        except TimeoutError:
+            self.close(interrupt=True)
+            return entry, None, f"grading took longer than {limit:g} s and was stopped"
+        except (OSError, EOFError, ValueError):
+            self.close()
+            return entry, None, "the grader stopped while grading this submission"
+        finally:
+            running.pop(entry.student, None)
+        if not isinstance(answer, dict):
+            return entry, None, f"the grader failed: it answered {str(answer)[:300]}"
+        if "refused" in answer:  # the file is not the one taken in, or no longer readable
+            return entry, None, str(answer["refused"])[:300]
+        if "error" in answer:
+            return entry, None, f"the grader failed: {str(answer['error'])[:300]}"
+        try:
+            return entry, from_dict(answer), ""
+        except (KeyError, TypeError, ValueError) as err:
+            return entry, None, f"the grader failed: its report could not be read ({type(err).__name__})"
+
+    def _line(self, deadline: float) -> bytes:
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def close(self, *, interrupt: bool = False) -> None:
+        """End the grading process, cleanly if it can (see :func:`_end`)."""
+        if self.proc is not None:
+            _end([self.proc], interrupt=interrupt)
+            self.proc.stdout.close()
+            self.proc = None
+
+
+def _end(procs: list[subprocess.Popen], *, interrupt: bool) -> None:
+    """End grading processes the way that leaves nothing behind.
+
+    Each gets the end of its input (and, with ``interrupt``, SIGINT, which stops
+    a submission being graded); a process that ends removes its sandbox and its
+    temporary folders. Whatever has not ended after GOODBYE seconds is killed.
+    """
+    for proc in procs:
+        if interrupt:
+            proc.send_signal(signal.SIGINT)  # does nothing to a process that has ended
+        try:
+            proc.stdin.close()
+        except (OSError, ValueError):
+            pass  # it is gone, or another thread is closing it
+    deadline = time.monotonic() + GOODBYE
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _close_all(graders: queue.Queue) -> None:
+    """End every grading process at once (each ends in its own time, at most GOODBYE seconds)."""
+    idle = []
+    while not graders.empty():
+        idle.append(graders.get())
+    _end([g.proc for g in idle if g.proc is not None], interrupt=False)
+    for grader in idle:
+        grader.close()  # ended already: this only lets go of its pipes
+
+
+class Progress:
+    """A one-line progress bar on stderr (a line per submission when stderr is not a terminal)."""
+
+    def __init__(self, total: int):
+        self.total, self.done, self.problems = total, 0, 0
+        self.start = time.monotonic()
+        self.tty = sys.stderr.isatty()
+
+    def step(self, student: str, note: str) -> None:
+        self.done += 1
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        rate = self.done / max(time.monotonic() - self.start, 1e-9) * 60
+        bar = f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}  {rate:.0f}/min"
+        student, note = one_line(student), one_line(note)
+        if self.tty:
+            sys.stderr.write(f"\r{bar}  {student[:20]:<20} {note[:20]:<20}")
+            if self.done == self.total:
+                sys.stderr.write("\n")
+        else:
+            sys.stderr.write(f"{bar}  {student}: {note}\n")
+        sys.stderr.flush()
+
+
+def main(*, lesson: Lesson, settings: Settings, folder: Path, out: Path, jobs: int | None = None) -> int:
+    """Grade every submission in ``folder`` that is new or changed; write the gradebook."""
+    folder, out = Path(folder), Path(out)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder} is not a folder of submissions")
+    isolation = choose_level(settings.isolation, lesson.private)  # refused here, once, not for every student
+    jobs = jobs or os.cpu_count() or 1
+    limits, examples = settings.limits, settings.examples
+    suite = suite_hash(lesson, max_examples=examples, call_timeout=limits.call_timeout)
+    book = Gradebook(out.with_suffix(".sqlite"))
+    reports = out.with_name(out.stem + "_reports")
+    reports.mkdir(parents=True, exist_ok=True)
+
+    entries, remarks = discover(folder, lesson.filename)
+    points = suite_points(lesson)
+    todo = []
+    for entry in entries:
+        if not book.is_current(entry.student, entry.file_hash, suite):
+            todo.append(entry)
+        elif not (reports / f"{_safe(entry.student)}.txt").exists():  # killed between database and files
+            report, message = book.stored(entry.student)
+            _write_reports(reports, entry, from_dict(json.loads(report)) if report else None, message)
+    print(
+        f"{len(entries)} submissions in {folder}: {len(todo)} to grade, "
+        f"{len(entries) - len(todo)} unchanged since the last run",
+        file=sys.stderr,
+    )
+    options = [
+        "--course",
+        str(lesson.root),
+        "--lesson",
+        lesson.name,
+        "--isolation",
+        isolation.value,
+        "--call-timeout",
+        str(limits.call_timeout),
+        "--total-timeout",
+        str(limits.total_timeout),
+        "--max-examples",
+        str(examples),
+    ]
+    progress = Progress(len(todo))
+    failures: list[str] = []
+    running: dict[str, subprocess.Popen] = {}
+    interrupted = False
+    stop = threading.Event()  # set once interrupted: no submission is started after that
+    scratch = Path(tempfile.mkdtemp(prefix="grader-batch-"))  # the grading processes' TMPDIR
+    environment = {**os.environ, "TMPDIR": str(scratch)}
+    graders: queue.Queue[_Grader] = queue.Queue()
+    cores = _cores()
+    for job in range(jobs):
+        graders.put(_Grader(options, cores[job % len(cores)] if len(cores) > 1 else None, environment))
+
+    def grade(entry: Entry):
+        if stop.is_set():
+            return entry, None, "interrupted"
+        grader = graders.get()
+        try:
+            return grader.grade(entry, limits.total_timeout + GRACE, running)
+        finally:
+            graders.put(grader)
+
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        pending = set()
+        for entry in todo:
+            if entry.problem:
+                _store(book, reports, entry, suite, None, entry.problem, points)
+                progress.step(entry.student, entry.problem)
+            else:
+                pending.add(pool.submit(grade, entry))
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                entry, report, error = future.result()
+                _store(book, reports, entry, suite, report, error, points)
+                if error:
+                    failures.append(f"{_quoted(entry.student)}: {one_line(error)}")
+                note = error or f"{report.score:g}/{report.max_score:g}"
+                progress.step(entry.student, note)
+    except KeyboardInterrupt:
+        interrupted = True
+        stop.set()
+        _end(list(running.values()), interrupt=True)  # their submissions are graded again next time
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _close_all(graders)
+        shutil.rmtree(scratch, ignore_errors=True)
+    rows = book.export_csv(out, lesson.exercises)
+    book.close()
+    _summary(rows, out, reports, entries, remarks, failures, interrupted)
+    return 130 if interrupted else 0
+
+
+def _store(
+    book, reports: Path, entry: Entry, suite: str, report: Report | None, error: str, points: dict
+) -> None:
+    """Record one student: the database first, then the report files."""
+    if report is not None:
+        row = Row(
+            entry.student,
+            Standing.GRADED,
+            entry.file_hash,
+            suite,
+            report.score,
+            report.max_score,
+            report.exercises,
+            json.dumps(to_dict(report)),
+            report.problem,
+        )
+    else:
+        standing = Standing(entry.refusal.value) if entry.refusal is not None else Standing.FAILED
+        zero = tuple(ExerciseResult(n, 0, points[n]) for n in points)
+        row = Row(entry.student, standing, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
+    book.record(row)
+    _write_reports(reports, entry, report, error)
+
+
+def _write_reports(reports: Path, entry: Entry, report: Report | None, error: str) -> None:
+    """The student's JSON report and text report: the text is the one ``grade`` prints."""
+    name = _safe(entry.student)
+    if report is not None:
+        (reports / f"{name}.json").write_text(json.dumps(to_dict(report), indent=2) + "\n", encoding="utf-8")
+        text = to_text(report)
+    else:
+        text = f"Report for {entry.student}\n\nNo grade: {error}\n"
+    (reports / f"{name}.txt").write_text(text, encoding="utf-8")
+
+
+def _summary(rows, out, reports, entries, remarks, failures, interrupted) -> None:
+    print(
+        f"\ngradebook: {out} ({rows} students), database {out.with_suffix('.sqlite')}, reports in {reports}/"
+    )
+    if interrupted:
+        print("interrupted: the grades finished so far are saved; run the same command to grade the rest")
+    notes = [f"{_quoted(e.student)}: {one_line(e.problem)}" for e in entries if e.problem]
+    notes += remarks + failures
+    if notes:
+        print("to look at:")
+        for note in notes:
+            print(f"  - {note}")

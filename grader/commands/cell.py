@@ -1,0 +1,140 @@
+"""``grade_here``: what an autograder test cell of a lesson's nbgrader notebook runs.
+
+It rebuilds the lesson's file from the cells that defined the student's
+functions and grades it with :func:`grader.engine.run.run_checks`: the same
+checks, the same deterministic inputs, so the points equal those of ``grade``.
+Inside nbgrader the checks run in the student's kernel (nbgrader's design): for
+grades that student code cannot tamper with, run ``grade`` or ``batch`` on the
+collected notebooks. Notebooks import it as ``from grader.notebook import grade_here``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import linecache
+import tempfile
+import textwrap
+import warnings
+from pathlib import Path
+
+from ..core.ipynb import comment_magics
+from ..core.lesson import Lesson, find_course
+from ..core.results import Status
+from ..core.settings import resolve
+from ..engine.run import run_checks
+from ..formats.notebook import given_code
+
+
+def _cell_text(filename: str) -> tuple[int, str] | None:
+    """(execution order, raw source) of the cell or file compiled under ``filename``."""
+    shell = None
+    with contextlib.suppress(ImportError):
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is not None:
+        number = getattr(getattr(shell, "compile", None), "_filename_map", {}).get(filename)
+        raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+        if number is not None and raw is not None and 0 <= number < len(raw):
+            return number, raw[number]
+    lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    # transformed IPython code: magics became get_ipython() calls
+    text = "".join(
+        f"# {line.lstrip()}" if line.lstrip().startswith("get_ipython().") else line for line in lines
+    )
+    return 1 << 30, text
+
+
+def source_from_namespace(namespace: dict, lesson: Lesson) -> str:
+    """The lesson's file rebuilt from a live namespace (a notebook's ``globals()``).
+
+    The given code first (imports and helpers, as in the locked cell), then
+    every cell that defined one of the graded functions, in the order the
+    cells ran, each once.
+    """
+    cells: dict[str, tuple[int, str]] = {}
+    for name in lesson.exercises:
+        code = getattr(namespace.get(name), "__code__", None)
+        filename = getattr(code, "co_filename", None)
+        if not filename or filename in cells:
+            continue
+        found = _cell_text(filename)
+        if found is not None:
+            cells[filename] = found
+    ordered = sorted(cells.values(), key=lambda item: item[0])
+    parts = [given_code(lesson)] + [comment_magics(text).rstrip("\n") for _, text in ordered]
+    return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
+
+
+def _feedback(report, exercise: str, *, hidden: bool) -> str:
+    """A short account of one exercise's checks: score, then what failed."""
+    tests = [t for t in report.tests if t.exercise == exercise]
+    score = sum(t.score for t in tests)
+    total = sum(t.max_score for t in tests)
+    passed = sum(t.status is Status.PASSED for t in tests)
+    label = "hidden checks" if hidden else "checks"
+    lines = [f"{exercise}: {score:g}/{total:g} points, {passed} of {len(tests)} {label} pass"]
+    if report.problem:
+        lines.append(textwrap.fill(report.problem, 76, initial_indent="  ", subsequent_indent="  "))
+        return "\n".join(lines)
+    failed = [t for t in tests if t.status is not Status.PASSED]
+    reasons = {t.feedback for t in failed}
+    if len(failed) > 1 and len(reasons) == 1 and not any(t.counterexample for t in failed):
+        # every check failed for one reason (not written yet, missing, wrong signature)
+        lines.append(textwrap.fill(reasons.pop(), 76, initial_indent="  ", subsequent_indent="  "))
+        return "\n".join(lines)
+    for t in failed:
+        lines.append(f"  [{t.status.value.upper()}] {t.name} ({t.max_score:g} pts)")
+        if t.title:
+            lines.append(textwrap.indent(textwrap.fill(t.title, 70), "      "))
+        if t.feedback and not hidden:
+            lines.append(textwrap.indent(t.feedback, "      "))
+    return "\n".join(lines)
+
+
+def grade_here(
+    exercise: str, namespace: dict, *, lesson: str | None = None, hidden: bool = False, show: bool = True
+) -> float:
+    """Points earned in ``exercise`` of ``lesson`` (default: the course's only one) by the
+    functions defined in ``namespace``.
+
+    Called by the notebook's test cells with ``globals()``; the course is found
+    as every command finds it (:func:`grader.core.lesson.find_course`: the nbgrader
+    course's configuration names it). Runs :func:`grader.engine.run.run_checks` in
+    this process (isolation ``none``) on the lesson's file rebuilt by
+    :func:`source_from_namespace`: the visible checks of ``exercise``, or with
+    ``hidden`` its hidden checks only. Prints a short report on stdout when
+    ``show``; never writes to stderr and never raises for anything the
+    student's code does: the worst is 0 points.
+    """
+    chosen = find_course().choose(lesson)
+    if exercise not in chosen.exercises:
+        raise ValueError(f"unknown exercise {exercise!r}; choose from {', '.join(chosen.exercises)}")
+    noise = io.StringIO()
+    message, score = "", 0
+    try:
+        with (
+            contextlib.redirect_stdout(noise),
+            contextlib.redirect_stderr(noise),
+            warnings.catch_warnings(),
+            tempfile.TemporaryDirectory(prefix="grade_here_") as tmp,
+        ):
+            warnings.simplefilter("ignore")
+            file = Path(tmp) / chosen.filename
+            file.write_text(source_from_namespace(namespace, chosen), encoding="utf-8")
+            settings = resolve("notebook", only=(exercise,), public=not hidden)
+            report = run_checks(
+                file, lesson=chosen, settings=settings, checks=chosen.hidden if hidden else chosen.checks
+            )
+        score = sum(t.score for t in report.tests if t.exercise == exercise)
+        message = _feedback(report, exercise, hidden=hidden)
+    except Exception as err:  # noqa: BLE001 - a test cell must show a number, not a traceback
+        message = f"{exercise}: the checks could not run ({type(err).__name__}: {err}); 0 points"
+        score = 0
+    if show:
+        print(message)
+    score = round(score, 6)
+    return int(score) if score == int(score) else score

@@ -1,0 +1,88 @@
+"""``release``: what students receive. No solution, no hidden check, no line of the reference.
+
+The release of one lesson holds its stubs, its public checks, the grader, a
+README for students and the GitHub Classroom workflow. Inside it ``python -m
+grader check`` works as here, minus the hidden checks and the reference (each
+exercise then runs with the student's own versions of the other functions).
+With no solution to read the exercises from, the release lists them in
+``tests/checks/NAME/lesson.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from ..core.installed import IMPORTED_FROM, PACKAGE
+from ..core.lesson import OUTLINE, Lesson
+
+HERE = Path(__file__).resolve().parent / "release_files"
+#: In a source checkout, the folder ``grader`` is imported from also holds the project's files.
+CHECKOUT = IMPORTED_FROM
+#: The grader project's own files a release or a bundle installs it with.
+PROJECT_FILES = ("pyproject.toml", "README.md")
+
+
+def grader_files() -> list[tuple[Path, str]]:
+    """(file, path in a release) of the grader itself: its package and its project files."""
+    missing = [name for name in PROJECT_FILES if not (CHECKOUT / name).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"the grader's {missing[0]} is not beside its package in {CHECKOUT}: releases and "
+            "bundles are built from the grader's source folder (pip install -e it)"
+        )
+    files = [(CHECKOUT / name, name) for name in PROJECT_FILES]
+    for path in sorted(PACKAGE.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            files.append((path, path.relative_to(CHECKOUT).as_posix()))
+    return files
+
+
+def lesson_files(lesson: Lesson, *, hidden: bool) -> list[tuple[Path, str]]:
+    """(file, path in a release) of ``lesson``: its stubs, the packages above its checks, its
+    checks (the hidden ones only with ``hidden``), and its reference with ``hidden``."""
+    wanted = [lesson.stubs, *(lesson.root / "tests" / f for f in ("__init__.py", "checks/__init__.py"))]
+    if hidden:
+        wanted.append(lesson.solution)
+    for path in sorted(lesson.checks.rglob("*")):
+        if (
+            path.is_file()
+            and "__pycache__" not in path.parts
+            and (hidden or lesson.hidden not in path.parents)
+        ):
+            wanted.append(path)
+    return [(p, p.relative_to(lesson.root).as_posix()) for p in wanted if p.is_file()]
+
+
+def _text(name: str, lesson: Lesson) -> str:
+    """A file of ``release_files`` with the lesson's names filled in."""
+    first = lesson.exercises[0] if lesson.exercises else ""
+    listing = "\n".join(f"- `{name}`" for name in lesson.exercises)
+    text = (HERE / name).read_text(encoding="utf-8")
+    return text.replace("@LESSON@", lesson.name).replace("@FIRST@", first).replace("@LISTING@", listing)
+
+
+def main(*, lesson: Lesson, out_dir: Path) -> int:
+    """Write the release of ``lesson`` into ``out_dir`` (which must not exist yet, or be empty)."""
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()):
+        raise FileExistsError(f"{out} is not empty; choose a new folder for the release")
+    for source, name in [*lesson_files(lesson, hidden=False), *grader_files()]:
+        if name != "README.md":
+            _copy(source, out / name)
+    outline = {"exercises": list(lesson.exercises)}
+    (out / "tests" / "checks" / lesson.name / OUTLINE).write_text(json.dumps(outline, indent=1) + "\n")
+    (out / "README.md").write_text(_text("README.md", lesson), encoding="utf-8")
+    workflow = out / ".github" / "workflows" / "classroom.yml"
+    workflow.parent.mkdir(parents=True, exist_ok=True)
+    workflow.write_text(_text("classroom.yml", lesson), encoding="utf-8")
+    (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\n.hypothesis/\n", encoding="utf-8")
+    print(f"wrote the release of {lesson.name} to {out}", file=sys.stderr)
+    return 0
+
+
+def _copy(source: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, dest)

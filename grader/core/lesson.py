@@ -1,0 +1,215 @@
+"""Lessons and the course that holds them, learnt from the lesson's files alone.
+
+A course is a folder holding ``tests/checks/`` and ``solutions/`` (a student
+release holds ``exercises/`` instead). Lesson ``NAME`` is, by convention:
+
+* ``solutions/NAME.py``: the single source, with solution markers; the lesson's
+  exercises are its top-level functions that hold a solution block, in file order;
+* ``exercises/NAME.py``: the stubs, generated from it (``python -m grader exercises``);
+* ``tests/checks/NAME/``: the graded checks, the hidden ones in ``hidden/`` inside it;
+* optionally ``tests/catalog/NAME/`` (bugs the checks must catch) and
+  ``examples/gallery/NAME/`` (sample submissions).
+
+A student release has no solution to read the exercises from: it carries them
+in ``tests/checks/NAME/lesson.json`` (written by ``release``).
+
+Every command resolves its lesson once (:func:`find_course`, then
+:meth:`Course.choose`) and hands the :class:`Lesson` down.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import LessonError
+from .installed import IMPORTED_FROM
+from .solution import BEGIN
+
+#: The environment variable naming the course when no ``--course`` is given.
+COURSE_VARIABLE = "GRADER_COURSE"
+#: The file of a student release that lists a lesson's exercises (it has no solution).
+OUTLINE = "lesson.json"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson of a course: its exercises and where each of its files lives."""
+
+    name: str
+    exercises: tuple[str, ...]
+    """The graded functions, in the order the lesson introduces them."""
+    root: Path
+    """The course folder."""
+    solution: Path
+    """``solutions/NAME.py``, the reference (absent from a student release)."""
+    stubs: Path
+    """``exercises/NAME.py``, what students start from."""
+    checks: Path
+    """``tests/checks/NAME/``."""
+    hidden: Path
+    """``tests/checks/NAME/hidden/``."""
+    catalog: Path
+    gallery: Path
+    filename: str
+    """The file a submission is: ``NAME.py``."""
+
+    @classmethod
+    def at(cls, root: Path, name: str, exercises: tuple[str, ...]) -> Lesson:
+        checks = root / "tests" / "checks" / name
+        return cls(
+            name=name,
+            exercises=exercises,
+            root=root,
+            solution=root / "solutions" / f"{name}.py",
+            stubs=root / "exercises" / f"{name}.py",
+            checks=checks,
+            hidden=checks / "hidden",
+            catalog=root / "tests" / "catalog" / name,
+            gallery=root / "examples" / "gallery" / name,
+            filename=f"{name}.py",
+        )
+
+    @property
+    def reference(self) -> Path | None:
+        """The reference solution, or None where there is none (a student release)."""
+        return self.solution if self.solution.is_file() else None
+
+    @property
+    def source(self) -> Path:
+        """The file that gives every exercise's signature: the reference, else the stubs."""
+        return self.reference or self.stubs
+
+    @property
+    def private(self) -> tuple[Path, Path]:
+        """What no student may read: the reference and the hidden checks."""
+        return (self.solution, self.hidden)
+
+
+def exercises_in(source: str) -> tuple[str, ...]:
+    """The top-level functions of ``source`` that hold a solution block, in file order."""
+    lines = source.splitlines()
+    found = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef):
+            body = lines[node.lineno - 1 : node.end_lineno]
+            if any(line.strip() == BEGIN for line in body):
+                found.append(node.name)
+    return tuple(found)
+
+
+def is_course(folder: Path) -> bool:
+    """A course holds its checks and its solutions (or, released to students, its stubs)."""
+    return (folder / "tests" / "checks").is_dir() and (
+        (folder / "solutions").is_dir() or (folder / "exercises").is_dir()
+    )
+
+
+@dataclass(frozen=True)
+class Course:
+    """A course folder and the lessons found in it."""
+
+    root: Path
+    lessons: tuple[Lesson, ...]
+
+    @classmethod
+    def at(cls, root: Path) -> Course:
+        """Read the course at ``root``: each ``solutions/NAME.py`` (in a release, each
+        ``exercises/NAME.py``) with a ``tests/checks/NAME/`` folder is a lesson."""
+        root = Path(root).resolve()
+        sources = root / "solutions" if (root / "solutions").is_dir() else root / "exercises"
+        lessons = []
+        for file in sorted(sources.glob("*.py")):
+            checks = root / "tests" / "checks" / file.stem
+            if checks.is_dir():
+                lessons.append(Lesson.at(root, file.stem, _exercises(file, checks / OUTLINE)))
+        return cls(root, tuple(lessons))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(lesson.name for lesson in self.lessons)
+
+    def lesson(self, name: str) -> Lesson:
+        """The lesson called ``name``; LessonError names the ones there are."""
+        for lesson in self.lessons:
+            if lesson.name == name:
+                return lesson
+        raise LessonError(f"no lesson {name!r} in {self.root}; {self._listing()}")
+
+    def choose(self, name: str | None = None, submission: Path | None = None) -> Lesson:
+        """The lesson a command works on: the one named, else the one whose file the submission
+        is (``NAME.py``, ``NAME.ipynb``, or a folder holding one), else the only one."""
+        if name is not None:
+            return self.lesson(name)
+        if submission is not None:
+            found = [lesson for lesson in self.lessons if _holds(Path(submission), lesson.name)]
+            if len(found) == 1:
+                return found[0]
+        if len(self.lessons) == 1:
+            return self.lessons[0]
+        raise LessonError(f"which lesson? pass --lesson NAME; {self._listing()}")
+
+    def _listing(self) -> str:
+        if not self.lessons:
+            return "it holds no lesson (solutions/NAME.py with tests/checks/NAME/)"
+        return f"its lessons: {', '.join(self.names)}"
+
+
+def _exercises(source: Path, outline: Path) -> tuple[str, ...]:
+    """A lesson's exercises: from its solution, or in a release from the outline written there."""
+    if source.parent.name == "solutions":
+        return exercises_in(source.read_text(encoding="utf-8"))
+    try:
+        return tuple(str(n) for n in json.loads(outline.read_text(encoding="utf-8"))["exercises"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise LessonError(
+            f"{outline.parent} has no readable {OUTLINE}, and there is no solution to read the exercises from"
+        ) from None
+
+
+def _holds(path: Path, name: str) -> bool:
+    """Whether ``path`` is lesson ``name``'s file or notebook, or a folder holding one."""
+    if path.suffix in (".py", ".ipynb") and not path.is_dir():
+        return path.stem == name
+    return any(os.path.lexists(path / f"{name}{suffix}") for suffix in (".py", ".ipynb"))
+
+
+def find_course(given: Path | None = None) -> Course:
+    """The course a command works in, from the first of: ``given`` (``--course``), the
+    environment variable GRADER_COURSE, the working directory or the nearest of its parents
+    that is a course (as pytest finds its rootdir), the checkout the grader runs from."""
+    if given is None and os.environ.get(COURSE_VARIABLE):
+        given = Path(os.environ[COURSE_VARIABLE])
+    if given is not None:
+        if not is_course(Path(given)):
+            raise LessonError(
+                f"{given} is not a course: a course holds tests/checks/ and solutions/ (or exercises/)"
+            )
+        return Course.at(Path(given))
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents, IMPORTED_FROM):
+        if is_course(folder):
+            return Course.at(folder)
+    raise LessonError(
+        f"no course found in {here} or its parents: run the grader inside a course "
+        "(a folder holding tests/checks/ and solutions/) or pass --course DIR"
+    )
+
+
+def check_of(path: Path) -> tuple[Lesson, bool] | None:
+    """(lesson, hidden?) of a check file ``tests/checks/NAME/...`` of some course; None for
+    a file outside any course's checks, LessonError for one in a folder that is no lesson.
+
+    For the pytest plugin, which meets checks by their paths."""
+    path = Path(path).resolve()
+    for folder in path.parents:
+        checks = folder / "tests" / "checks"
+        if checks in path.parents and is_course(folder):
+            parts = path.relative_to(checks).parts
+            if len(parts) < 2:
+                return None
+            return Course.at(folder).lesson(parts[0]), "hidden" in parts[1:-1]
+    return None

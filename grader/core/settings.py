@@ -1,0 +1,146 @@
+"""The settings of one run: one frozen object, resolved once, handed to every module that needs it.
+
+:func:`resolve` takes, in this order, what the command line asked for, what the
+lesson allows, and the defaults below; nothing else in the grader picks a
+default for these. A bad value is refused here, with where it came from.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .enums import StrEnum
+from .errors import LessonError
+
+#: Seconds one call of a student function may take before it is stopped.
+DEFAULT_CALL_TIMEOUT = 3.0
+#: Seconds a whole (sandboxed) submission may take.
+DEFAULT_TOTAL_TIMEOUT = 60.0
+#: Address space a sandboxed worker may use.
+DEFAULT_MEMORY = 2 << 30
+#: Examples per property when grading. The whole catalog of student bugs is
+#: caught from 8 examples on (benchmarks/bench_grader.py --power measures it;
+#: tests/test_catalog.py asserts it at this value): 20 leaves a margin for
+#: bugs nobody has catalogued yet while a full run stays near a second.
+GRADING_EXAMPLES = 20
+#: Examples per property when a student explores locally with fresh randomness.
+EXPLORE_EXAMPLES = 400
+
+
+class Isolation(StrEnum):
+    """How a student's code is run (see :mod:`grader.sandbox`)."""
+
+    AUTO = "auto"  # the best level this machine offers
+    NAMESPACES = "namespaces"  # bubblewrap
+    PROCESS = "process"  # a separate process with limits, no filesystem or network isolation
+    NONE = "none"  # inside the checker's own process
+
+    def describe(self) -> str:
+        """One line for reports."""
+        if self is Isolation.NAMESPACES:
+            return "namespaces (bubblewrap: no network, private filesystem" + (
+                ", an unprivileged user)" if os.geteuid() == 0 else ")"
+            )
+        if self is Isolation.PROCESS:
+            return "process (a separate process with resource limits; no filesystem or network isolation)"
+        if self is Isolation.NONE:
+            return "none (your code ran inside the checker's process)"
+        return self.value
+
+
+#: The levels a run ends up at, best first (``auto`` chooses one of the first two).
+LEVELS = (Isolation.NAMESPACES, Isolation.PROCESS, Isolation.NONE)
+
+
+class Profile(StrEnum):
+    """Which Hypothesis profile the checks run under."""
+
+    GRADING = "grading"  # derandomized: the same file always gets the same score
+    EXPLORE = "explore"  # fresh random inputs, more of them
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a student's code may use."""
+
+    call_timeout: float = DEFAULT_CALL_TIMEOUT
+    total_timeout: float = DEFAULT_TOTAL_TIMEOUT
+    memory: int = DEFAULT_MEMORY
+
+
+#: The isolation a command takes when none is asked for: students checking their own work (and
+#: a plain pytest run of the checks) run the code in their own process; everything that grades,
+#: in a sandbox.
+UNSANDBOXED_BY_DEFAULT = ("check", "pytest", "notebook")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How one run grades."""
+
+    isolation: Isolation = Isolation.AUTO
+    """Asked for: ``auto`` is turned into a level once, by :func:`grader.sandbox.wardens.choose_level`."""
+    limits: Limits = field(default_factory=Limits)
+    profile: Profile = Profile.GRADING
+    max_examples: int | None = None
+    """Examples per property; None: the profile's own (GRADING_EXAMPLES or EXPLORE_EXAMPLES)."""
+    exercises: tuple[str, ...] | None = None
+    """The exercises to check; None: every one of the lesson's."""
+    include_hidden: bool = True
+    """Whether the hidden checks run too (``check --public`` leaves them out)."""
+
+    @property
+    def examples(self) -> int:
+        """Examples per property, as the run will try them."""
+        if self.max_examples is not None:
+            return self.max_examples
+        return EXPLORE_EXAMPLES if self.profile is Profile.EXPLORE else GRADING_EXAMPLES
+
+
+def resolve(
+    command: str,
+    *,
+    lesson_exercises: tuple[str, ...] | None = None,
+    lesson_name: str = "",
+    isolation: str | None = None,
+    only: tuple[str, ...] | None = None,
+    call_timeout: float | None = None,
+    total_timeout: float | None = None,
+    max_examples: int | None = None,
+    explore: bool = False,
+    public: bool = False,
+) -> Settings:
+    """The settings of ``command``: each value as asked for (None: not asked), checked against
+    the lesson's exercises, else its default. Raises ValueError saying which value is wrong."""
+    if isolation is None:
+        chosen = Isolation.NONE if command in UNSANDBOXED_BY_DEFAULT else Isolation.AUTO
+    else:
+        try:
+            chosen = Isolation(isolation)
+        except ValueError:
+            levels = ", ".join(level.value for level in Isolation)
+            raise ValueError(f"unknown isolation level {isolation!r}; choose {levels}") from None
+    if only is not None and lesson_exercises is not None:
+        unknown = [n for n in only if n not in lesson_exercises]
+        if unknown:
+            raise LessonError(
+                f"unknown exercise {unknown[0]!r} in lesson {lesson_name}; "
+                f"choose from {', '.join(lesson_exercises)}"
+            )
+    for name, value in (("call timeout", call_timeout), ("total timeout", total_timeout)):
+        if value is not None and not value > 0:
+            raise ValueError(f"a {name} must be above 0 seconds, got {value}")
+    if max_examples is not None and max_examples < 1:
+        raise ValueError(f"--max-examples must be at least 1, got {max_examples}")
+    return Settings(
+        isolation=chosen,
+        limits=Limits(
+            call_timeout=DEFAULT_CALL_TIMEOUT if call_timeout is None else float(call_timeout),
+            total_timeout=DEFAULT_TOTAL_TIMEOUT if total_timeout is None else float(total_timeout),
+        ),
+        profile=Profile.EXPLORE if explore else Profile.GRADING,
+        max_examples=max_examples,
+        exercises=only,
+        include_hidden=not public,
+    )

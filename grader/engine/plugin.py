@@ -1,0 +1,320 @@
+"""The pytest plugin behind the checks: options, Hypothesis profiles, the ``student`` fixture.
+
+Loaded with ``-p grader.plugin`` (the project's pytest settings do so; that
+module is this one's face). The checks of lesson NAME, in ``tests/checks/NAME/``
+of a course, take a ``student`` argument: the submission's functions as their
+exercise sees them (see :mod:`grader.engine.submission`). A check's lesson is
+known from its path.
+
+The run's :class:`grader.core.settings.Settings` come from whoever started
+pytest: :func:`grader.engine.run.run_checks` hands over its own (with the
+submission, opened already); a plain ``pytest`` run resolves them once from
+the options below.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase
+from hypothesis import settings as hypothesis_settings
+
+from ..core.errors import Failure, LessonError, StudentError
+from ..core.lesson import Lesson, check_of
+from ..core.results import Visibility
+from ..core.settings import EXPLORE_EXAMPLES, GRADING_EXAMPLES, Isolation, Profile, Settings, resolve
+from .marks import MARK, MarkError, grading_of
+from .submission import Submission
+
+__all__ = [
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_collection_modifyitems",
+    "pytest_collection_finish",
+    "pytest_runtest_makereport",
+    "pytest_pyfunc_call",
+    "pytest_unconfigure",
+    "student",
+]
+
+PROFILES = {
+    # The same submission always gets the same score: fixed seeds, no memory
+    # of earlier runs, no wall-clock deadline, a bounded number of examples.
+    Profile.GRADING: dict(
+        derandomize=True,
+        database=None,
+        deadline=None,
+        max_examples=GRADING_EXAMPLES,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    ),
+    # For students hunting a bug: new random inputs on every run, more of them.
+    Profile.EXPLORE: dict(
+        derandomize=False,
+        deadline=None,
+        max_examples=EXPLORE_EXAMPLES,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        print_blob=False,
+    ),
+}
+
+#: The submission under test of each lesson, by the lesson's checks folder.
+_SUBMISSIONS = pytest.StashKey[dict]()
+#: What :func:`grader.core.lesson.check_of` said of each folder of test files.
+_CHECK_FOLDERS = pytest.StashKey[dict]()
+#: The settings of this run.
+_SETTINGS = pytest.StashKey[Settings]()
+
+
+def pytest_addoption(parser):
+    """Options of the checks: which file to check and how hard."""
+    group = parser.getgroup("grader", "autograder")
+    group.addoption(
+        "--submission",
+        default=None,
+        help="the file to check (default: the lesson's reference solution, or its stubs where there is none)",
+    )
+    group.addoption(
+        "--profile",
+        dest="grading_profile",
+        choices=[p.value for p in Profile],
+        default=Profile.GRADING.value,
+        help="Hypothesis profile: 'grading' (deterministic) or 'explore' (random, more examples)",
+    )
+    group.addoption(
+        "--isolation",
+        choices=[i.value for i in Isolation],
+        default=None,
+        help="how to run student code: auto (the best available), namespaces, process or none (default)",
+    )
+    group.addoption(
+        "--total-timeout",
+        type=float,
+        default=None,
+        help="seconds the whole submission may take (sandboxed runs only)",
+    )
+    group.addoption(
+        "--max-examples",
+        type=int,
+        default=None,
+        help="examples per property (default: the profile's)",
+    )
+    group.addoption(
+        "--call-timeout",
+        type=float,
+        default=None,
+        help="seconds one call of a student function may take (default 3)",
+    )
+
+
+def use_run(config, settings: Settings, submission: Submission) -> None:
+    """Run with ``settings`` and a submission opened before pytest started (its workers boot
+    during collection); called by :func:`grader.engine.run.run_checks` before
+    :func:`pytest_configure`."""
+    config.stash[_SETTINGS] = settings
+    config.stash.setdefault(_SUBMISSIONS, {})[submission.lesson.checks] = submission
+
+
+def settings_of(config) -> Settings:
+    """This run's settings: those handed over, else resolved once from the options."""
+    if _SETTINGS not in config.stash:
+        try:
+            config.stash[_SETTINGS] = resolve(
+                "pytest",
+                isolation=config.getoption("isolation"),
+                call_timeout=config.getoption("call_timeout"),
+                total_timeout=config.getoption("total_timeout"),
+                max_examples=config.getoption("max_examples"),
+                explore=config.getoption("grading_profile") == Profile.EXPLORE.value,
+            )
+        except ValueError as err:
+            raise pytest.UsageError(str(err)) from None
+    return config.stash[_SETTINGS]
+
+
+def pytest_configure(config):
+    """Register the mark and load the chosen Hypothesis profile."""
+    config.addinivalue_line(
+        "markers", f"{MARK}(exercise, points, visibility): a graded check (see grader.marks)"
+    )
+    for profile, values in PROFILES.items():
+        hypothesis_settings.register_profile(profile.value, **values)
+    chosen = settings_of(config)
+    profile, examples = chosen.profile.value, chosen.max_examples
+    if examples is not None:
+        hypothesis_settings.register_profile(
+            f"{profile}-{examples}", hypothesis_settings.get_profile(profile), max_examples=examples
+        )
+        profile = f"{profile}-{examples}"
+    hypothesis_settings.load_profile(profile)
+
+
+def _check(item) -> tuple[Lesson, bool] | None:
+    """(lesson, hidden?) of a check, None for a test that is no check (LessonError: a check
+    in a folder that is no lesson). Learnt once per folder."""
+    folder = Path(str(item.path)).parent
+    known = item.config.stash.setdefault(_CHECK_FOLDERS, {})
+    if folder not in known:
+        try:
+            known[folder] = check_of(Path(str(item.path)))
+        except LessonError as err:
+            known[folder] = err
+    if isinstance(known[folder], LessonError):
+        raise known[folder]
+    return known[folder]
+
+
+def lesson_of(item) -> Lesson | None:
+    """The lesson a collected check belongs to (None for a test that is no check)."""
+    found = _check(item)
+    return None if found is None else found[0]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Every check carries a valid graded mark naming an exercise of its lesson, hidden ones
+    only under the lesson's ``hidden/``."""
+    problems, seen, checks = [], set(), []
+    for item in items:
+        try:
+            found = _check(item)
+        except LessonError as err:
+            problems.append(f"{item.nodeid}: {err}")
+            continue
+        if found is None:
+            continue
+        lesson, in_hidden = found
+        checks.append(item)
+        if item.name in seen:
+            problems.append(f"{item.nodeid}: another check has the name {item.name}; names must be unique")
+        seen.add(item.name)
+        try:
+            grading = grading_of(item, lesson.exercises)
+        except MarkError as err:
+            problems.append(f"{item.nodeid}: {err} (the exercises of lesson {lesson.name})")
+            continue
+        if grading is None:
+            problems.append(f"{item.nodeid}: a check without a @graded(...) mark")
+            continue
+        if in_hidden != (grading.visibility is Visibility.HIDDEN):
+            problems.append(
+                f"{item.nodeid}: visibility {grading.visibility.value!r} but the file is "
+                f"{'in' if in_hidden else 'outside'} tests/checks/{lesson.name}/hidden"
+            )
+    if problems:
+        raise pytest.UsageError("invalid graded checks:\n  " + "\n  ".join(problems))
+    for item in checks:
+        _record_inputs(item)
+
+
+#: Arguments that are not inputs of the student's function.
+_NOT_INPUTS = ("student", "data")
+#: Failures that no input causes: the file did not load, a function is missing or has the wrong
+#: signature (the feedback shows no input for them). Every example fails alike, so the search
+#: for a smaller one would cost a fraction of a second per check and find nothing.
+_SETTLED = (Failure.LOAD, Failure.MISSING, Failure.SIGNATURE)
+
+
+class Settled(BaseException):
+    """Carries such a StudentError out of Hypothesis at its first example (a BaseException, as
+    StudentTimeout is: Hypothesis neither retries nor shrinks it); the check then fails with the
+    StudentError itself (:func:`pytest_pyfunc_call`)."""
+
+    def __init__(self, error: StudentError):
+        super().__init__(error.message)
+        self.error = error
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    try:
+        return (yield)
+    except Settled as settled:
+        raise settled.error from None
+
+
+def _record_inputs(item) -> None:
+    """Make a Hypothesis check attach its arguments to whatever it raises, and stop at once on
+    a failure that does not depend on them (:data:`_SETTLED`).
+
+    Hypothesis re-raises the error of the smallest example last, so the
+    arguments found on the error are the smallest failing input.
+    """
+    hypothesis = getattr(getattr(item, "obj", None), "hypothesis", None)
+    if hypothesis is None or getattr(hypothesis.inner_test, "_records_inputs", False):
+        return
+    inner = hypothesis.inner_test
+
+    @functools.wraps(inner)
+    def recorded(*args, **kwargs):
+        try:
+            return inner(*args, **kwargs)
+        except BaseException as err:
+            err.grader_inputs = {k: v for k, v in kwargs.items() if k not in _NOT_INPUTS}
+            if isinstance(err, StudentError) and err.kind in _SETTLED:
+                raise Settled(err) from None
+            raise
+
+    recorded._records_inputs = True
+    hypothesis.inner_test = recorded
+
+
+def submission_of(config, lesson: Lesson, *, create: bool = True) -> Submission | None:
+    """The submission of ``lesson`` under test, loaded on first use (None if not loaded and
+    not ``create``)."""
+    opened = config.stash.setdefault(_SUBMISSIONS, {})
+    if lesson.checks not in opened:
+        if not create:
+            return None
+        opened[lesson.checks] = Submission(
+            Path(config.getoption("submission") or lesson.source), lesson=lesson, settings=settings_of(config)
+        )
+    return opened[lesson.checks]
+
+
+def pytest_collection_finish(session):
+    """Tell each submission how many checks of each exercise this run holds."""
+    counts: dict[Path, dict[str, int]] = {}
+    for item in session.items:
+        lesson, grading = lesson_of(item), grading_of(item)
+        if lesson is not None and grading is not None:
+            mine = counts.setdefault(lesson.checks, {})
+            mine[grading.exercise] = mine.get(grading.exercise, 0) + 1
+    for checks, submission in session.config.stash.get(_SUBMISSIONS, {}).items():
+        submission.expect(counts.get(checks, {}))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Record each check's end: a function whose checks all pass may serve the next exercise."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        lesson, grading = lesson_of(item), grading_of(item)
+        submission = submission_of(item.config, lesson, create=False) if lesson is not None else None
+        if submission is not None and grading is not None:
+            submission.record(grading.exercise, report.passed)
+
+
+def pytest_unconfigure(config):
+    """End the workers: nothing the student's code started outlives the run."""
+    for submission in config.stash.get(_SUBMISSIONS, {}).values():
+        submission.close()
+
+
+@pytest.fixture
+def student(request):
+    """The submission's functions as seen by this check's exercise."""
+    lesson, grading = lesson_of(request.node), grading_of(request.node)
+    if lesson is None or grading is None:
+        raise pytest.UsageError(
+            f"{request.node.nodeid} uses `student` but is no graded check of a lesson "
+            "(tests/checks/NAME/ of a course, with a @graded mark)"
+        )
+    return submission_of(request.config, lesson).view(grading.exercise)

@@ -1,0 +1,195 @@
+"""Run the checks on one submission through pytest and collect a Report."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from ..core.errors import GraderError
+from ..core.intake import Intake, IntakeError
+from ..core.lesson import Lesson
+from ..core.results import Report, Status, TestResult, Visibility
+from ..core.settings import Settings
+from .feedback import Outcome, outcome_of, paragraph
+from .marks import grading_of
+from .plugin import use_run
+from .submission import Submission
+
+
+def _title(item) -> str:
+    doc = getattr(getattr(item, "function", None), "__doc__", None) or ""
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
+
+def _name(item) -> str:
+    return item.name.removeprefix("test_")
+
+
+class Collector:
+    """A pytest plugin object that records one TestResult per graded check."""
+
+    def __init__(self, lesson: Lesson, settings: Settings, submission: Submission):
+        self.lesson = lesson
+        self.settings = settings
+        self.exercises = lesson.exercises if settings.exercises is None else settings.exercises
+        self.submission = submission
+        self.results: list[TestResult] = []
+        self.problem = ""
+        self.isolation = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config):
+        """Before the plugin's own: this run's settings, and its submission opened already."""
+        use_run(config, self.settings, self.submission)
+
+    def pytest_collection_modifyitems(self, config, items):
+        """Keep only the chosen checks, in the lesson's order of exercises."""
+        keep, drop = [], []
+        for item in items:
+            grading = grading_of(item)
+            wanted = (
+                grading is not None
+                and grading.exercise in self.exercises
+                and (self.settings.include_hidden or grading.visibility is Visibility.VISIBLE)
+            )
+            (keep if wanted else drop).append(item)
+        keep.sort(key=lambda item: self.lesson.exercises.index(grading_of(item).exercise))
+        items[:] = keep
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        grading = grading_of(item)
+        if grading is None:
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            if report.passed:
+                result = Outcome(Status.PASSED, "")
+            elif call.excinfo is not None:
+                result = outcome_of(call.excinfo.value)
+            else:
+                result = Outcome(Status.ERROR, str(report.longrepr))
+            passed = result.status is Status.PASSED
+            self.results.append(
+                TestResult(
+                    name=_name(item),
+                    exercise=grading.exercise,
+                    max_score=grading.points,
+                    score=grading.points if passed else 0,
+                    status=result.status,
+                    visibility=grading.visibility,
+                    title=_title(item),
+                    feedback="" if passed else paragraph(result),
+                    counterexample=result.counterexample,
+                )
+            )
+
+    def pytest_sessionfinish(self, session):
+        """What the submission says of itself, read while it is still open."""
+        self.problem = self.submission.problem
+        self.isolation = self.submission.isolation
+
+
+def run_checks(
+    submission: Intake | IntakeError | Path,
+    *,
+    lesson: Lesson,
+    settings: Settings,
+    checks: Path | None = None,
+    shown: str | None = None,
+) -> Report:
+    """Grade ``submission`` (what :func:`grader.core.intake.open_submission` took in, its
+    refusal, or a path for it to take in) against ``lesson``'s checks (or those under ``checks``) as ``settings``
+    say, and return the Report (its submission called ``shown``: by default as it was named;
+    a refusal must be given it)."""
+    # Open the submission first: a sandboxed worker boots while pytest collects the checks.
+    if shown is None:
+        shown = submission.shown if isinstance(submission, Intake) else str(submission)
+    opened = Submission(submission, lesson=lesson, settings=settings)
+    collector = Collector(lesson, settings, opened)
+    args = [
+        *_arguments(lesson, checks),
+        "--assert=plain",  # the checks fail through grader.expect, never a bare assert
+        # the report is read from each failure's exception (Collector): pytest's own rendering of
+        # a traceback, which parses the source around every frame, is kept to its plainest form
+        "--tb=native",
+        "-p",
+        "no:doctest",
+        "-p",
+        "no:unraisableexception",  # its clean-up runs gc five times: a tenth of a second
+        "-p",
+        "no:threadexception",
+    ]
+    captured = io.StringIO()
+    with _plugin_autoload_off(), contextlib.redirect_stdout(captured):
+        code = pytest.main(args, plugins=[collector])
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])
+        raise GraderError(f"pytest stopped with exit code {int(code)}:\n{tail}")
+    return Report(
+        submission=shown,
+        tests=tuple(collector.results),
+        problem=collector.problem,
+        isolation=collector.isolation,
+    )
+
+
+class _Points:
+    """Collects the points of every check without running any."""
+
+    def __init__(self):
+        self.points: dict[str, float] = {}
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            grading = grading_of(item)
+            if grading is not None:
+                self.points[grading.exercise] = self.points.get(grading.exercise, 0) + grading.points
+
+
+def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]:
+    """Maximum points per exercise of ``lesson``, read from the marks of its checks (or of those
+    under ``checks``)."""
+    counter = _Points()
+    args = [*_arguments(lesson, checks), "--collect-only"]
+    with _plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
+        pytest.main(args, plugins=[counter])
+    return {name: counter.points.get(name, 0) for name in lesson.exercises}
+
+
+def _arguments(lesson: Lesson, checks: Path | None) -> list[str]:
+    """pytest's arguments for ``lesson``'s checks (or those under ``checks``): quiet, with the
+    grader's plugin and no cache, whatever the course's own pytest settings say."""
+    where = ["--rootdir", str(lesson.root)]
+    return [
+        str(checks or lesson.checks),
+        "-p",
+        "grader.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=",
+        *where,
+        "-q",
+    ]
+
+
+@contextlib.contextmanager
+def _plugin_autoload_off():
+    """Load only the plugins the checks need: faster, and immune to what else is installed."""
+    old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old

@@ -1,0 +1,190 @@
+"""How the checks call a student's functions, whichever way the code is run.
+
+The checks never touch the student's module: they call through a
+:class:`StudentView`, which enforces the expected signature, sends the call to
+an executor and turns every failure into a :class:`StudentError` (or a
+:class:`StudentTimeout`) whose message a student understands. Executors:
+
+* :class:`grader.sandbox.inprocess.InProcess` (isolation ``none``): the student's
+  file runs in the grader's own process, with a per-call alarm. Fast; for a
+  student checking their own work.
+* :class:`grader.sandbox.session.Sandboxed` (isolation ``namespaces`` or ``process``):
+  the file runs in a separate, limited worker process; only checked arrays
+  come back.
+
+Both run the bytes :func:`grader.core.intake.open_submission` took in, never a
+second reading of the file.
+
+Either way each exercise gets a namespace of its own in which the *other*
+graded functions are the reference ones, so a broken function costs points in
+its own exercise only, never in a later one that calls it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+from ..core.errors import Failure, StudentError
+from ..core.intake import Intake, IntakeError, open_submission
+from ..core.lesson import Lesson
+from ..core.settings import Isolation, Settings
+from ..sandbox.inprocess import InProcess, Refused
+from ..sandbox.session import Sandboxed
+from ..sandbox.wardens import choose_level
+from ..worker import compile_source, describe_signature, signature_text
+
+
+def load_reference(path: Path, exercises: tuple[str, ...]) -> dict:
+    """The reference's graded functions, ``exercises`` (trusted code, run in this process)."""
+    _, code = compile_source(Path(path).read_bytes(), str(path))
+    namespace: dict = {"__name__": "reference"}
+    exec(code, namespace)
+    return {name: namespace[name] for name in exercises}
+
+
+class StudentView:
+    """The student's functions as one exercise's checks see them."""
+
+    def __init__(self, executor, exercise: str, reference: dict, replace=lambda: None):
+        self._executor = executor
+        self._exercise = exercise
+        self._replace = replace  # () -> the other graded functions the reference must stand in for
+        self._reference = reference
+        self._signatures = {n: inspect.signature(f) for n, f in reference.items()}
+        self._approved: dict[str, object] = {}  # name -> the signature already found right
+        self.mutated: tuple[str, ...] = ()
+        """Names of the arguments the last call changed in place."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name not in self._reference:
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self.call(name, *args, **kwargs)
+
+    def call(self, name: str, *args, **kwargs):
+        """Call the student's ``name`` on the arguments; return a checked copy of the result."""
+        return self._invoke(name, args, kwargs, audit=False)
+
+    def audited(self, name: str, *args, **kwargs) -> None:
+        """Call ``name`` only to learn for sure which array arguments it changed (in
+        :attr:`mutated`): the student's code runs where it cannot hide that. The value it
+        returns is checked (a plain array) but not given back."""
+        return self._invoke(name, args, kwargs, audit=True)
+
+    def _invoke(self, name: str, args: tuple, kwargs: dict, *, audit: bool):
+        if self._executor.problem:
+            raise StudentError(self._executor.problem, kind=Failure.LOAD)
+        theirs = self._executor.signatures.get(name)
+        if self._approved.get(name) is not theirs:
+            self._approve(name, theirs)
+        arguments = dict(self._signatures[name].bind(*args, **kwargs).arguments)
+        if audit:
+            outcome = self._executor.audited_call(self._exercise, name, arguments, replace=self._replace())
+        else:
+            outcome = self._executor.call(self._exercise, name, arguments, replace=self._replace())
+        if not outcome.ok:
+            raise StudentError(outcome.message, kind=outcome.failure, raised=outcome.raised)
+        self.mutated = outcome.mutated
+        return outcome.value
+
+    def _approve(self, name: str, theirs) -> None:
+        """Raise StudentError unless the student's ``name`` is a function with the right signature."""
+        if theirs is None:
+            raise StudentError(f"`{name}` is not defined in your file.", kind=Failure.MISSING)
+        if isinstance(theirs, str):
+            raise StudentError(f"`{name}` in your file is {theirs}.", kind=Failure.MISSING)
+        wanted = describe_signature(self._reference[name])
+        if [tuple(p) for p in theirs] != [tuple(p) for p in wanted]:
+            raise StudentError(
+                f"`{name}` must be defined as `def {signature_text(name, wanted)}`, "
+                f"but yours is `def {signature_text(name, theirs)}`.",
+                kind=Failure.SIGNATURE,
+            )
+        self._approved[name] = theirs
+
+
+class Submission:
+    """A submission of ``lesson`` opened for grading: the reference, an executor, one view per
+    exercise.
+
+    ``submission`` is what :func:`grader.core.intake.open_submission` took in, its
+    refusal, or a path for it to take in (a refusal becomes the submission's problem). Without
+    the reference (a student release has none), the signatures come from the
+    stubs and each exercise runs with the student's own versions of the other
+    functions.
+    """
+
+    def __init__(self, submission: Intake | IntakeError | Path, *, lesson: Lesson, settings: Settings):
+        self.lesson = lesson
+        limits = settings.limits
+        reference = lesson.reference
+        helpers = load_reference(reference, lesson.exercises) if reference is not None else None
+        # without a reference, the stubs: they share every signature
+        self.reference = helpers or load_reference(lesson.stubs, lesson.exercises)
+        level = choose_level(settings.isolation, lesson.private)
+        try:
+            if isinstance(submission, IntakeError):
+                raise submission
+            if isinstance(submission, Intake):
+                intake = submission
+            else:
+                intake = open_submission(submission, lesson.filename)
+        except IntakeError as err:
+            self.executor = Refused(err.message, level)
+        else:
+            if level is Isolation.NONE:
+                self.executor = InProcess(intake, exercises=lesson.exercises, helpers=helpers, limits=limits)
+            else:
+                self.executor = Sandboxed(intake, helpers=helpers, level=level, limits=limits, lesson=lesson)
+        self._views: dict[str, StudentView] = {}
+        self._expected: dict[str, int] = {}  # exercise -> checks selected in this run
+        self._done: dict[str, int] = {}
+        self._failed: set[str] = set()
+
+    def expect(self, counts: dict[str, int]) -> None:
+        """How many checks of each exercise this run holds."""
+        self._expected = dict(counts)
+
+    def record(self, exercise: str, passed: bool) -> None:
+        """One check of ``exercise`` ended."""
+        self._done[exercise] = self._done.get(exercise, 0) + 1
+        if not passed:
+            self._failed.add(exercise)
+
+    def replace_for(self, exercise: str) -> tuple[str, ...]:
+        """The other graded functions the reference stands in for when ``exercise`` is checked.
+
+        A function whose every check already passed in this run stays the
+        student's own (its calls need no trip to the trusted side); any other,
+        broken or not checked (yet), is replaced, so a mistake in it never costs
+        points here.
+        """
+        return tuple(
+            other
+            for other in self.lesson.exercises
+            if other != exercise
+            and not (
+                other not in self._failed
+                and self._expected.get(other, 0) > 0
+                and self._done.get(other, 0) >= self._expected[other]
+            )
+        )
+
+    @property
+    def problem(self) -> str:
+        return self.executor.problem
+
+    @property
+    def isolation(self) -> Isolation:
+        return self.executor.isolation
+
+    def view(self, exercise: str) -> StudentView:
+        """The functions as seen by ``exercise``'s checks (the others are the reference's)."""
+        if exercise not in self._views:
+            self._views[exercise] = StudentView(
+                self.executor, exercise, self.reference, replace=lambda: self.replace_for(exercise)
+            )
+        return self._views[exercise]
+
+    def close(self) -> None:
+        self.executor.close()

@@ -1,0 +1,158 @@
+"""The gradebook: an SQLite database as the source of truth, and its CSV export.
+
+One row per student. Every graded submission is written in a transaction of
+its own, so an interrupted batch (Ctrl-C, or SIGKILL of the whole process
+group) loses no grade that was finished. A row remembers the hash of the
+file and of the suite that graded it, so a later batch regrades only what is
+missing or has changed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..core.inert import csv_cell
+from ..core.results import ExerciseResult, Standing
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS grades (
+    student     TEXT PRIMARY KEY,
+    status      TEXT NOT NULL,   -- graded | missing | unreadable | failed
+    file_hash   TEXT NOT NULL,
+    suite_hash  TEXT NOT NULL,
+    score       REAL NOT NULL,
+    max_score   REAL NOT NULL,
+    exercises   TEXT NOT NULL,   -- JSON: {exercise: {"score", "max_score"}}
+    report      TEXT NOT NULL,   -- JSON report, or '' when none could be made
+    message     TEXT NOT NULL,   -- why there is no report, or the file-level problem
+    graded_at   TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One student's line in the gradebook."""
+
+    student: str
+    standing: Standing
+    file_hash: str
+    suite_hash: str
+    score: float
+    max_score: float
+    exercises: tuple[ExerciseResult, ...]
+    report: str = ""
+    """The JSON report (:func:`grader.formats.json_report.to_dict`), or '' when none was made."""
+    message: str = ""
+    """Why there is no report, or the file-level problem."""
+
+
+class Gradebook:
+    """An open gradebook database."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, isolation_level=None)  # explicit transactions
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def is_current(self, student: str, file_hash: str, suite_hash: str) -> bool:
+        """True when this exact source was already graded by this exact suite.
+
+        Only a real grade counts: a student whose row says missing, unreadable or
+        failed is looked at again on the next run.
+        """
+        row = self.db.execute(
+            "SELECT status, file_hash, suite_hash FROM grades WHERE student = ?", (student,)
+        ).fetchone()
+        return row is not None and row[0] == Standing.GRADED.value and row[1:] == (file_hash, suite_hash)
+
+    def record(self, row: Row) -> None:
+        """Write one student's result in a transaction of its own."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute(
+                "INSERT OR REPLACE INTO grades VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.student,
+                    row.standing.value,
+                    row.file_hash,
+                    row.suite_hash,
+                    row.score,
+                    row.max_score,
+                    json.dumps({e.name: {"score": e.score, "max_score": e.max_score} for e in row.exercises}),
+                    row.report,
+                    row.message,
+                    datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                ),
+            )
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def stored(self, student: str) -> tuple[str, str] | None:
+        """(JSON report, message) recorded for ``student``, if any."""
+        row = self.db.execute("SELECT report, message FROM grades WHERE student = ?", (student,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def rows(self) -> list[Row]:
+        """Every student's row, ordered by student."""
+        found = self.db.execute(
+            "SELECT student, status, file_hash, suite_hash, score, max_score, exercises, report, message "
+            "FROM grades ORDER BY student"
+        ).fetchall()
+        return [
+            Row(
+                student,
+                Standing(standing),
+                file_hash,
+                suite_hash,
+                score,
+                max_score,
+                tuple(
+                    ExerciseResult(n, e["score"], e["max_score"]) for n, e in json.loads(exercises).items()
+                ),
+                report,
+                message,
+            )
+            for student, standing, file_hash, suite_hash, score, max_score, exercises, report, message in found
+        ]
+
+    def export_csv(self, out: Path, exercises: tuple[str, ...]) -> int:
+        """Write the CSV (student, score, max_score, one column per exercise of ``exercises``);
+        returns its rows.
+
+        Student ids are folder names, chosen by students: every cell goes through
+        :func:`grader.core.inert.csv_cell`, so that ``=1+1`` reaches a spreadsheet as text.
+        """
+        rows = self.rows()
+        out = Path(out)
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
+        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(["student", "score", "max_score", *exercises])
+            for row in rows:
+                points = {e.name: e.score for e in row.exercises}
+                per = [_number(points.get(n, 0)) for n in exercises]
+                cells = [row.student, _number(row.score), _number(row.max_score), *per]
+                writer.writerow([csv_cell(cell) for cell in cells])
+        os.replace(tmp, out)
+        return len(rows)
+
+
+def _number(x) -> str:
+    x = float(x)
+    return str(int(x)) if x == int(x) else f"{x:g}"

@@ -1,0 +1,68 @@
+"""Gradescope's results.json: what its autograder harness reads after run_autograder.
+
+Students see a submission's top-level ``output`` and its visible tests at once;
+hidden checks are marked ``after_published``, and Gradescope shows no total score
+while any test is hidden (its autograder specification says so). The top-level
+``output`` therefore counts the visible checks alone: a total that included
+hidden points would tell a student that a hidden check failed before grades
+are published. The top-level ``score`` stays the real one.
+"""
+
+from __future__ import annotations
+
+from ..core.results import Report, Status, Visibility
+
+#: Hidden checks show on Gradescope only once the instructor publishes grades.
+HIDDEN = "after_published"
+
+
+def to_gradescope(report: Report, *, execution_time: float) -> dict:
+    """The report in Gradescope's format (scores, one entry per check, student output hidden)."""
+    tests = [
+        {
+            "name": f"{t.exercise}: {t.name.replace('_', ' ')}",
+            "score": t.score,
+            "max_score": t.max_score,
+            "status": "passed" if t.status is Status.PASSED else "failed",
+            "output": (t.title + ("\n\n" + t.feedback if t.feedback else "")).strip(),
+            "visibility": HIDDEN if t.visibility is Visibility.HIDDEN else "visible",
+        }
+        for t in report.tests
+    ]
+    lines = [_visible_summary(report, e.name) for e in report.exercises]
+    if report.problem:
+        lines.insert(0, report.problem)
+    if report.isolation:
+        lines.append(f"(isolation: {report.isolation.value})")
+    return {
+        "score": report.score,
+        "execution_time": round(execution_time, 2),
+        "output": "\n".join(lines),
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def _visible_summary(report: Report, exercise: str) -> str:
+    """``f: 11/14 on the checks you can see``: the exercise's visible checks only."""
+    seen = [t for t in report.tests if t.exercise == exercise and t.visibility is Visibility.VISIBLE]
+    if not seen:
+        return f"{exercise}: hidden checks only (shown once grades are published)"
+    score = sum(t.score for t in seen)
+    max_score = sum(t.max_score for t in seen)
+    return f"{exercise}: {score:g}/{max_score:g} on the checks you can see"
+
+
+def failure(message: str, *, execution_time: float = 0.0) -> dict:
+    """A results.json that says grading could not happen (Gradescope must always get one)."""
+    return {
+        "score": 0,
+        "execution_time": round(execution_time, 2),
+        "output": message,
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+    }

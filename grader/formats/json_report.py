@@ -1,0 +1,64 @@
+"""The machine-readable report: a plain dict ready for ``json.dumps``, and back.
+
+The form is lossless: :func:`from_dict` rebuilds the very Report :func:`to_dict`
+was given, so a report made in another process (``batch``'s grading
+processes) reads, prints and scores as the one made here.
+"""
+
+from __future__ import annotations
+
+from ..core.results import Report, Status, TestResult, Visibility
+from ..core.settings import Isolation
+
+SCHEMA_VERSION = 1
+
+
+def to_dict(report: Report) -> dict:
+    """The report as ``{"score", "max_score", "exercises", "tests", ...}``."""
+    return {
+        "score": report.score,
+        "max_score": report.max_score,
+        "exercises": {e.name: {"score": e.score, "max_score": e.max_score} for e in report.exercises},
+        "tests": [
+            {
+                "name": t.name,
+                "exercise": t.exercise,
+                "score": t.score,
+                "max_score": t.max_score,
+                "status": t.status.value,
+                "visibility": t.visibility.value,
+                "description": t.title,
+                "feedback": t.feedback,
+                "counterexample": t.counterexample,
+            }
+            for t in report.tests
+        ],
+        "problem": report.problem,
+        "isolation": report.isolation.value if report.isolation is not None else "",
+        "submission": report.submission,
+        "schema_version": SCHEMA_VERSION,
+    }
+
+
+def from_dict(data: dict) -> Report:
+    """Rebuild a Report from :func:`to_dict`'s output (for reports made by another process)."""
+    tests = tuple(
+        TestResult(
+            name=t["name"],
+            exercise=t["exercise"],
+            max_score=t["max_score"],
+            score=t["score"],
+            status=Status(t["status"]),
+            visibility=Visibility(t["visibility"]),
+            title=t.get("description", ""),
+            feedback=t.get("feedback", ""),
+            counterexample=t.get("counterexample", ""),
+        )
+        for t in data["tests"]
+    )
+    return Report(
+        submission=data.get("submission", ""),
+        tests=tests,
+        problem=data.get("problem", ""),
+        isolation=Isolation(data["isolation"]) if data.get("isolation") else None,
+    )
