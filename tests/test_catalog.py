@@ -57,14 +57,19 @@ REQUIRED_CORRECT = {
 }
 
 
+def declared(entry: Path, name: str):
+    """The value a catalog file gives ``name`` (EXERCISE, DIAGNOSIS), or None."""
+    for node in ast.parse(entry.read_text()).body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == [name]:
+            return ast.literal_eval(node.value)
+    return None
+
+
 def exercise_of(entry: Path) -> str:
     """The EXERCISE a catalog file declares."""
-    for node in ast.parse(entry.read_text()).body:
-        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == [
-            "EXERCISE"
-        ]:
-            return ast.literal_eval(node.value)
-    raise AssertionError(f"{entry.name} declares no EXERCISE")
+    exercise = declared(entry, "EXERCISE")
+    assert exercise is not None, f"{entry.name} declares no EXERCISE"
+    return exercise
 
 
 @pytest.fixture(scope="module")
@@ -107,11 +112,22 @@ def test_bug_loses_points_in_its_own_exercise_only(reports, entry):
     assert all(t["feedback"] for t in failed)
 
 
+@pytest.mark.parametrize("entry", BUGS, ids=lambda p: p.stem)
+def test_bug_is_named_first_by_its_code(reports, entry):
+    """The grader fits the lesson's known mistakes to what the bug's function did, through the
+    sandbox: the code the catalog entry declares (DIAGNOSIS) comes first, with its hint."""
+    code = declared(entry, "DIAGNOSIS")
+    found = reports[f"bugs-{entry.stem}"]["exercises"][exercise_of(entry)]["diagnoses"]
+    assert found and found[0]["code"] == code and found[0]["hint"], (code, found)
+    assert len(found) <= 3
+
+
 @pytest.mark.parametrize("entry", CORRECT, ids=lambda p: p.stem)
 def test_correct_alternative_gets_full_marks(reports, entry):
     report = reports[f"correct-{entry.stem}"]
     failed = {t["name"]: t["feedback"][:400] for t in report["tests"] if t["status"] != "passed"}
     assert report["score"] == report["max_score"] == 100, failed
+    assert all(not e["diagnoses"] for e in report["exercises"].values())
 
 
 def test_check_and_grade_agree_on_every_entry(reports, unsandboxed):

@@ -4,7 +4,6 @@ sandbox is tested with the catalog)."""
 
 from __future__ import annotations
 
-import ast
 import types
 
 import numpy as np
@@ -14,15 +13,9 @@ from grader.diagnosis import Call, Mistake, diagnose, same
 from tests.checks.attention import diagnoses as lesson
 
 from .support import ATTENTION
+from .test_catalog import declared
 
 CATALOG = ATTENTION.catalog
-
-
-def declared(entry, name: str):
-    for node in ast.parse(entry.read_text()).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
-            return ast.literal_eval(node.value)
-    return None
 
 
 def module(text: str, name: str) -> types.ModuleType:

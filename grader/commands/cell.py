@@ -77,6 +77,15 @@ def _feedback(report, exercise: str, *, hidden: bool) -> str:
     passed = sum(t.status is Status.PASSED for t in tests)
     label = "hidden checks" if hidden else "checks"
     lines = [f"{exercise}: {score:g}/{total:g} points, {passed} of {len(tests)} {label} pass"]
+    for diagnosis in () if hidden else report.diagnoses.get(exercise, ()):
+        lines.append(
+            textwrap.fill(
+                f"likely mistake: {diagnosis.hint} [{diagnosis.code}]",
+                76,
+                initial_indent="  ",
+                subsequent_indent="    ",
+            )
+        )
     if report.problem:
         lines.append(textwrap.fill(report.problem, 76, initial_indent="  ", subsequent_indent="  "))
         return "\n".join(lines)

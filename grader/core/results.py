@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .diagnosis import Diagnosis
 from .enums import StrEnum
 from .errors import Failure
 from .settings import Isolation
@@ -58,11 +59,12 @@ class TestResult:
 
 @dataclass(frozen=True)
 class ExerciseResult:
-    """Points of one graded function."""
+    """Points of one graded function, and the likely mistakes when it lost some."""
 
     name: str
     score: float
     max_score: float
+    diagnoses: tuple[Diagnosis, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,9 @@ class Report:
     """Why the file as a whole could not be used (empty when it loaded)."""
     isolation: Isolation | None = None
     """The level the student's code was run at (None: nothing was run)."""
+    diagnoses: dict[str, tuple[Diagnosis, ...]] = field(default_factory=dict)
+    """Per exercise that lost points, the lesson's mistakes that fit what the student's function
+    did, most likely first (:mod:`grader.core.diagnosis`)."""
 
     @property
     def score(self) -> float:
@@ -94,6 +99,7 @@ class Report:
                 name=n,
                 score=_total(t.score for t in self.tests if t.exercise == n),
                 max_score=_total(t.max_score for t in self.tests if t.exercise == n),
+                diagnoses=self.diagnoses.get(n, ()),
             )
             for n in names
         )

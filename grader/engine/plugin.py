@@ -26,7 +26,7 @@ from ..core.lesson import Lesson, check_of
 from ..core.results import Visibility
 from ..core.settings import EXPLORE_EXAMPLES, GRADING_EXAMPLES, Isolation, Profile, Settings, resolve
 from .marks import MARK, MarkError, grading_of
-from .submission import Submission
+from .submission import StudentView, Submission
 
 __all__ = [
     "pytest_addoption",
@@ -240,8 +240,9 @@ def pytest_pyfunc_call(pyfuncitem):
 
 
 def _record_inputs(item) -> None:
-    """Make a Hypothesis check attach its arguments to whatever it raises, and stop at once on
-    a failure that does not depend on them (:data:`_SETTLED`).
+    """Make a Hypothesis check attach its arguments, and the calls of its exercise's function,
+    to whatever it raises, and stop at once on a failure that does not depend on them
+    (:data:`_SETTLED`).
 
     Hypothesis re-raises the error of the smallest example last, so the
     arguments found on the error are the smallest failing input.
@@ -253,10 +254,14 @@ def _record_inputs(item) -> None:
 
     @functools.wraps(inner)
     def recorded(*args, **kwargs):
+        view = kwargs.get("student")
+        if isinstance(view, StudentView):
+            view.begin()
         try:
             return inner(*args, **kwargs)
         except BaseException as err:
             err.grader_inputs = {k: v for k, v in kwargs.items() if k not in _NOT_INPUTS}
+            err.grader_calls = tuple(view.calls) if isinstance(view, StudentView) else ()
             if isinstance(err, StudentError) and err.kind in _SETTLED:
                 raise Settled(err) from None
             raise

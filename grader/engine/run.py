@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from ..core.errors import GraderError
+from ..core.diagnosis import Call, Diagnosis, diagnose
+from ..core.errors import GraderError, StudentError, StudentTimeout
 from ..core.intake import Intake, IntakeError
 from ..core.lesson import Lesson
 from ..core.results import Report, Status, TestResult, Visibility
@@ -40,6 +43,9 @@ class Collector:
         self.results: list[TestResult] = []
         self.problem = ""
         self.isolation = None
+        self.evidence: dict[str, list[Call]] = {}  # exercise -> calls on failed checks' smallest inputs
+        self.diagnoses: dict[str, tuple[Diagnosis, ...]] = {}
+        self.package = ""  # the Python package of the lesson's checks
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
@@ -58,6 +64,10 @@ class Collector:
             )
             (keep if wanted else drop).append(item)
         keep.sort(key=lambda item: self.lesson.exercises.index(grading_of(item).exercise))
+        for item in keep:
+            module = getattr(item, "module", None)
+            if module is not None and Path(module.__file__).parent == self.lesson.checks:
+                self.package = module.__package__ or ""
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -77,6 +87,9 @@ class Collector:
             else:
                 result = Outcome(Status.ERROR, str(report.longrepr))
             passed = result.status is Status.PASSED
+            if not passed and call.excinfo is not None:
+                calls = getattr(call.excinfo.value, "grader_calls", ())
+                self.evidence.setdefault(grading.exercise, []).extend(calls)
             self.results.append(
                 TestResult(
                     name=_name(item),
@@ -92,9 +105,47 @@ class Collector:
             )
 
     def pytest_sessionfinish(self, session):
-        """What the submission says of itself, read while it is still open."""
+        """What the submission says of itself, read while it is still open, and the likely
+        mistake of each exercise that lost points."""
         self.problem = self.submission.problem
         self.isolation = self.submission.isolation
+        if self.problem or self.lesson.reference is None:
+            return
+        lost = {t.exercise for t in self.results if t.status is not Status.PASSED}
+        declared = self._declared() if lost else None
+        for exercise in self.exercises if declared else ():
+            mistakes = declared.MISTAKES.get(exercise, ()) if exercise in lost else ()
+            if mistakes:
+                calls = self.evidence.get(exercise, []) + self._probed(
+                    exercise, declared.PROBES.get(exercise, ())
+                )
+                found = diagnose(mistakes, calls, self.submission.reference[exercise])
+                if found:
+                    self.diagnoses[exercise] = tuple(found)
+
+    def _declared(self):
+        """The lesson's ``diagnoses.py`` beside its checks, imported as part of their package
+        (None when the lesson has none)."""
+        if not (self.lesson.checks / "diagnoses.py").is_file() or not self.package:
+            return None
+        try:
+            return importlib.import_module(f"{self.package}.diagnoses")
+        except Exception as err:  # noqa: BLE001 - the course's file, not the student's
+            raise GraderError(f"{self.lesson.checks / 'diagnoses.py'} cannot be imported: {err!r}") from None
+
+    def _probed(self, exercise: str, probes) -> list[Call]:
+        """The student's function on the lesson's probes, run as the checks run it."""
+        view, calls = self.submission.view(exercise), []
+        for arguments in probes:
+            given = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in arguments.items()}
+            try:
+                value = view.call(exercise, **given)
+                calls.append(Call(arguments, value, mutated=view.mutated))
+            except StudentError as err:
+                calls.append(Call(arguments, None, False, str(err.kind), err.raised))
+            except StudentTimeout:
+                break  # no more of the student's time for this
+        return calls
 
 
 def run_checks(
@@ -138,6 +189,7 @@ def run_checks(
         tests=tuple(collector.results),
         problem=collector.problem,
         isolation=collector.isolation,
+        diagnoses=collector.diagnoses,
     )
 
 

@@ -25,6 +25,9 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import numpy as np
+
+from ..core.diagnosis import Call
 from ..core.errors import Failure, StudentError
 from ..core.intake import Intake, IntakeError, open_submission
 from ..core.lesson import Lesson
@@ -43,6 +46,18 @@ def load_reference(path: Path, exercises: tuple[str, ...]) -> dict:
     return {name: namespace[name] for name in exercises}
 
 
+#: Calls of one example kept for the diagnosis (a check makes a handful).
+RECORDED_CALLS = 8
+
+
+def _recorded(arguments: dict, outcome) -> Call:
+    """A call as the diagnosis reads it (the arrays copied: the check may reuse its own)."""
+    kept = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in arguments.items()}
+    if outcome.ok:
+        return Call(kept, outcome.value, mutated=outcome.mutated)
+    return Call(kept, None, False, str(outcome.failure), outcome.raised)
+
+
 class StudentView:
     """The student's functions as one exercise's checks see them."""
 
@@ -55,6 +70,13 @@ class StudentView:
         self._approved: dict[str, object] = {}  # name -> the signature already found right
         self.mutated: tuple[str, ...] = ()
         """Names of the arguments the last call changed in place."""
+        self.calls: list[Call] = []
+        """The calls of this exercise's own function since :meth:`begin` (one example's), for the
+        diagnosis of a failed check."""
+
+    def begin(self) -> None:
+        """A new example starts: forget the calls of the last one."""
+        self.calls.clear()
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in self._reference:
@@ -82,6 +104,8 @@ class StudentView:
             outcome = self._executor.audited_call(self._exercise, name, arguments, replace=self._replace())
         else:
             outcome = self._executor.call(self._exercise, name, arguments, replace=self._replace())
+        if name == self._exercise and not audit and len(self.calls) < RECORDED_CALLS:
+            self.calls.append(_recorded(arguments, outcome))
         if not outcome.ok:
             raise StudentError(outcome.message, kind=outcome.failure, raised=outcome.raised)
         self.mutated = outcome.mutated

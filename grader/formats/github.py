@@ -19,11 +19,17 @@ def to_github(report: Report) -> dict:
         overall = "pass"
     else:
         overall = "fail"
+    likely = {
+        e.name: "".join(f"\nlikely mistake: {d.hint} [{d.code}]" for d in e.diagnoses)
+        for e in report.exercises
+    }
     tests = []
     for t in report.tests:
         hidden = t.visibility is Visibility.HIDDEN
         message = (
-            "" if t.status is Status.PASSED else ("failed (details are hidden)" if hidden else t.feedback)
+            ""
+            if t.status is Status.PASSED
+            else ("failed (details are hidden)" if hidden else t.feedback + likely.get(t.exercise, ""))
         )
         tests.append(
             {

@@ -29,7 +29,10 @@ def to_gradescope(report: Report, *, execution_time: float) -> dict:
         }
         for t in report.tests
     ]
-    lines = [_visible_summary(report, e.name) for e in report.exercises]
+    lines = []
+    for exercise in report.exercises:
+        lines.append(_visible_summary(report, exercise.name))
+        lines += [f"  likely mistake: {d.hint} [{d.code}]" for d in _shown_diagnoses(report, exercise)]
     if report.problem:
         lines.insert(0, report.problem)
     if report.isolation:
@@ -43,6 +46,16 @@ def to_gradescope(report: Report, *, execution_time: float) -> dict:
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+
+
+def _shown_diagnoses(report: Report, exercise) -> tuple:
+    """An exercise's diagnoses, where a check the student can see failed (else they would tell
+    of a hidden check's failure before grades are published)."""
+    seen_failing = any(
+        t.exercise == exercise.name and t.visibility is Visibility.VISIBLE and t.status is not Status.PASSED
+        for t in report.tests
+    )
+    return exercise.diagnoses if seen_failing else ()
 
 
 def _visible_summary(report: Report, exercise: str) -> str:

@@ -7,6 +7,7 @@ processes) reads, prints and scores as the one made here.
 
 from __future__ import annotations
 
+from ..core.diagnosis import Diagnosis
 from ..core.results import Report, Status, TestResult, Visibility
 from ..core.settings import Isolation
 
@@ -18,7 +19,14 @@ def to_dict(report: Report) -> dict:
     return {
         "score": report.score,
         "max_score": report.max_score,
-        "exercises": {e.name: {"score": e.score, "max_score": e.max_score} for e in report.exercises},
+        "exercises": {
+            e.name: {
+                "score": e.score,
+                "max_score": e.max_score,
+                "diagnoses": [d.to_dict() for d in e.diagnoses],
+            }
+            for e in report.exercises
+        },
         "tests": [
             {
                 "name": t.name,
@@ -56,9 +64,15 @@ def from_dict(data: dict) -> Report:
         )
         for t in data["tests"]
     )
+    diagnoses = {
+        name: tuple(Diagnosis(d["code"], d["hint"]) for d in exercise.get("diagnoses", ()))
+        for name, exercise in data.get("exercises", {}).items()
+        if exercise.get("diagnoses")
+    }
     return Report(
         submission=data.get("submission", ""),
         tests=tests,
         problem=data.get("problem", ""),
         isolation=Isolation(data["isolation"]) if data.get("isolation") else None,
+        diagnoses=diagnoses,
     )

@@ -57,6 +57,10 @@ def to_text(report: Report, *, heading: str = "") -> str:
             else f"{len(tests) - len(failed)} of {len(tests)} checks pass"
         )
         lines.append(f"{exercise.name:<20} {score:>7}   {summary}")
+        for number, diagnosis in enumerate(exercise.diagnoses):
+            lead = "  likely mistake: " if number == 0 else "  or perhaps:     "
+            said = textwrap.fill(f"{diagnosis.hint} [{diagnosis.code}]", 72 - len(lead))
+            lines.append(textwrap.indent(said, " " * len(lead)).replace(" " * len(lead), lead, 1))
         shared = _shared_reason(failed)
         if shared and not report.problem:
             lines.append(textwrap.indent(textwrap.fill(shared, 66), "      "))
