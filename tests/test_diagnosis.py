@@ -119,3 +119,35 @@ def test_results_agree_only_with_the_same_shape_and_the_same_infinities():
     assert same((np.ones(2), np.zeros(1)), (np.ones(2), np.zeros(1)))
     assert not same((np.ones(2),), np.ones(2))
     assert not same(np.array(["a"]), np.array(["a"]))
+
+
+def _report(visibility):
+    from grader.core.diagnosis import Diagnosis
+    from grader.core.results import Report, Status, TestResult, Visibility
+
+    failed = TestResult("a_check", "f", 2, 0, Status.FAILED, Visibility(visibility), feedback="wrong")
+    passed = TestResult("another", "f", 1, 1, Status.PASSED, Visibility.VISIBLE)
+    return Report("f.py", (failed, passed), diagnoses={"f": (Diagnosis("some-code", "a hint"),)})
+
+
+def test_every_format_carries_the_diagnosis_and_json_reads_it_back():
+    from grader.formats.github import to_github
+    from grader.formats.gradescope import to_gradescope
+    from grader.formats.json_report import from_dict, to_dict
+    from grader.formats.text import to_text
+
+    report = _report("visible")
+    assert to_dict(report)["exercises"]["f"]["diagnoses"] == [{"code": "some-code", "hint": "a hint"}]
+    assert from_dict(to_dict(report)) == report
+    assert "likely mistake: a hint [some-code]" in to_text(report)
+    assert "likely mistake: a hint [some-code]" in to_gradescope(report, execution_time=1)["output"]
+    assert "a hint [some-code]" in to_github(report)["tests"][0]["message"]
+
+
+def test_gradescope_shows_no_diagnosis_that_only_a_hidden_check_could_have_led_to():
+    from grader.formats.github import to_github
+    from grader.formats.gradescope import to_gradescope
+
+    report = _report("hidden")
+    assert "some-code" not in to_gradescope(report, execution_time=1)["output"]
+    assert "some-code" not in str(to_github(report))
