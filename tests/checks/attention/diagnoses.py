@@ -37,22 +37,27 @@ PROBES = {
         {"scores": _normal(6, 6)},
         {"scores": _normal(3, 7, 7)},
         {"scores": _normal(2, 3, 3).astype(np.float32)},
+        {"scores": _normal(20, 20)},  # past the sizes a mask is often cached for
     ],
     "split_heads": [
         {"x": _normal(2, 3, 6), "n_heads": 3},
         {"x": _normal(3, 8), "n_heads": 2},
         {"x": _normal(2, 3, 6), "n_heads": 4},  # 4 does not divide 6
         {"x": _normal(3, 6), "n_heads": 0},
+        {"x": _normal(3, 16), "n_heads": 8},  # more heads than the lesson's examples
+        {"x": _normal(1, 2, 1, 3, 6), "n_heads": 3},  # three batch axes
     ],
     "merge_heads": [
         {"x": _normal(2, 3, 4, 2)},  # (B, H, T, Dh)
         {"x": _normal(3, 4, 2)},
+        {"x": _normal(1, 2, 1, 3, 4, 2)},  # three batch axes
     ],
     "mha_forward": [
         {"x": _X, **_WEIGHTS, "n_heads": 2, "causal": True, "return_weights": True},
         {"x": _X, **_WEIGHTS, "n_heads": 2, "causal": False, "return_weights": True},
         {"x": _X[0], **_WEIGHTS, "n_heads": 2, "causal": True, "return_weights": False},
         {"x": _X * 300.0, **_WEIGHTS, "n_heads": 2, "causal": True, "return_weights": False},
+        {"x": _normal(1, 20, _D), **_WEIGHTS, "n_heads": 2, "causal": True, "return_weights": False},
     ],
 }
 
@@ -75,24 +80,24 @@ def _T(one) -> int:
     return one.arguments["scores"].shape[-1]
 
 
-def _batch_axes(one, name: str, core: int) -> bool:
-    return one.arguments[name].ndim > core
+def _wrong_past(seen, size) -> bool:
+    """Right on every call up to some ``size(call)``, wrong on every call beyond it."""
+    seen = [s for s in seen if not s.refused]
+    sizes = sorted({size(s) for s in seen})
+    return any(
+        all(s.right for s in seen if size(s) <= t) and not any(s.right for s in seen if size(s) > t)
+        for t in sizes[:-1]
+    )
 
 
 def _wrong_only_with_batch(seen, name: str, core: int) -> bool:
-    """Right on every call without leading axes, wrong on every call with them."""
-    plain = [s for s in seen if not _batch_axes(s, name, core) and not s.refused]
-    batched = [s for s in seen if _batch_axes(s, name, core) and not s.refused]
-    return bool(plain and batched) and all(s.right for s in plain) and not any(s.right for s in batched)
+    """Right up to some number of leading (batch) axes, wrong on every call with more."""
+    return _wrong_past(seen, lambda s: s.arguments[name].ndim - core)
 
 
 def _wrong_past_some_size(seen) -> bool:
     """Right on every call up to some T, wrong on every call beyond it."""
-    sizes = sorted({_T(s) for s in seen})
-    return any(
-        all(s.right for s in seen if _T(s) <= t) and not any(s.right for s in seen if _T(s) > t)
-        for t in sizes[:-1]
-    )
+    return _wrong_past(seen, _T)
 
 
 def _finite_future(seen) -> bool:
@@ -330,6 +335,12 @@ MISTAKES = {
             "it breaks once x has leading (batch) axes: unpack the shape as *batch, T, D",
             shows=lambda seen: _wrong_only_with_batch(seen, "x", 2),
         ),
+        Mistake(
+            "hardcoded-size",
+            "it works up to some number of heads only: nothing in split_heads should depend on "
+            "how many heads there are",
+            shows=lambda seen: _wrong_past(seen, lambda s: s.arguments["n_heads"]),
+        ),
         Mistake("wrong-shape", "the result does not have the shape (..., H, T, Dh)", shows=_wrong_shape),
     ],
     "merge_heads": [
@@ -436,6 +447,11 @@ MISTAKES = {
             "the heads are cut and joined with reshapes and no transpose: reshape to "
             "(..., T, H, Dh), then swap the H and T axes (and back the same way)",
             returns=_mha_with(split="no-transpose", merge="no-transpose"),
+        ),
+        Mistake(
+            "hardcoded-size",
+            "it works up to some number of tokens only: build the mask from the sequence's own length T",
+            shows=lambda seen: _wrong_past(seen, lambda s: s.arguments["x"].shape[-2]),
         ),
         Mistake(
             "weights-before-softmax",
