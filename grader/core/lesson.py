@@ -74,6 +74,12 @@ class Lesson:
         )
 
     @property
+    def diagnoses(self) -> Path:
+        """``tests/checks/NAME/diagnoses.py``, the lesson's known mistakes (optional; it stays
+        with the reference, out of a student release)."""
+        return self.checks / "diagnoses.py"
+
+    @property
     def reference(self) -> Path | None:
         """The reference solution, or None where there is none (a student release)."""
         return self.solution if self.solution.is_file() else None

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ..core.diagnosis import Call, Diagnosis, diagnose
-from ..core.errors import GraderError, StudentError, StudentTimeout
+from ..core.errors import Failure, GraderError, StudentError, StudentTimeout
 from ..core.intake import Intake, IntakeError
 from ..core.lesson import Lesson
 from ..core.results import Report, Status, TestResult, Visibility
@@ -126,12 +126,12 @@ class Collector:
     def _declared(self):
         """The lesson's ``diagnoses.py`` beside its checks, imported as part of their package
         (None when the lesson has none)."""
-        if not (self.lesson.checks / "diagnoses.py").is_file() or not self.package:
+        if not self.lesson.diagnoses.is_file() or not self.package:
             return None
         try:
             return importlib.import_module(f"{self.package}.diagnoses")
         except Exception as err:  # noqa: BLE001 - the course's file, not the student's
-            raise GraderError(f"{self.lesson.checks / 'diagnoses.py'} cannot be imported: {err!r}") from None
+            raise GraderError(f"{self.lesson.diagnoses} cannot be imported: {err!r}") from None
 
     def _probed(self, exercise: str, probes) -> list[Call]:
         """The student's function on the lesson's probes, run as the checks run it."""
@@ -142,6 +142,8 @@ class Collector:
                 value = view.call(exercise, **given)
                 calls.append(Call(arguments, value, mutated=view.mutated))
             except StudentError as err:
+                if err.kind in (Failure.MISSING, Failure.SIGNATURE, Failure.NOT_IMPLEMENTED):
+                    return []  # nothing there to diagnose
                 calls.append(Call(arguments, None, False, str(err.kind), err.raised))
             except StudentTimeout:
                 break  # no more of the student's time for this
