@@ -9,16 +9,19 @@ from grader.marks import graded
 
 from .spec import describe, head_slices
 from .strategies import MAX_HEADS, Tokens, draw_batch, draw_values, indices, tokens
+from .work import holds_the_numbers_of
 
 
 @graded("split_heads", points=3)
 @given(case=tokens())
 def test_split_shape(student, case):
-    """(..., T, D) becomes (..., H, T, D // H)."""
+    """(..., T, D) becomes (..., H, T, D // H), made of the numbers of x."""
     x, H = case.x, case.n_heads
     *lead, T, D = x.shape
     got = student.split_heads(x, H)
-    expect.shape(got, (*lead, H, T, D // H), name=f"split_heads({describe(x=x, n_heads=H)})")
+    name = f"split_heads({describe(x=x, n_heads=H)})"
+    expect.shape(got, (*lead, H, T, D // H), name=name)
+    holds_the_numbers_of(got, x, name=name, of="x")
 
 
 @graded("split_heads", points=6)
@@ -72,9 +75,14 @@ def bad_widths(draw):
 
 
 @graded("split_heads", points=4)
-@given(case=bad_widths())
-def test_rejects_widths_that_do_not_divide(student, case):
-    """A width D that H heads cannot share equally (or fewer than 1 head) raises ValueError."""
+@given(case=bad_widths(), fine=tokens(batch_axes=False))
+def test_rejects_widths_that_do_not_divide(student, case, fine):
+    """A width D that H heads cannot share equally (or fewer than 1 head) raises ValueError;
+    a width they can share is split."""
+    got = student.split_heads(fine.x, fine.n_heads)
+    name = f"split_heads({describe(x=fine.x, n_heads=fine.n_heads)})"
+    expect.shape(got, (fine.n_heads, *fine.x.shape[:-1], fine.x.shape[-1] // fine.n_heads), name=name)
+    holds_the_numbers_of(got, fine.x, name=name, of="x")
     x, H = case.x, case.n_heads
     reason = (
         f"there is no such thing as {H} heads"
@@ -96,10 +104,11 @@ def test_no_number_lost_or_invented(student, case):
     x, H = case.x, case.n_heads
     got = student.split_heads(x, H)
     name = f"split_heads({describe(x=x, n_heads=H)})"
-    expect.that(got.size == x.size, f"{name} holds {got.size} numbers, but x holds {x.size}.")
-    expect.equal(
-        np.sort(got, axis=None),
-        np.sort(x, axis=None),
-        name=f"the sorted numbers of {name}",
-        what="differ from those of x",
+    Dh = x.shape[-1] // H
+    expect.that(
+        got.ndim == x.ndim + 1 and got.shape[-3] == H and got.shape[-1] == Dh,
+        f"{name} has shape {got.shape}: it should hold {H} heads (axis -3) of {Dh} numbers "
+        "(the last axis), one more axis than x.",
     )
+    expect.that(got.size == x.size, f"{name} holds {got.size} numbers, but x holds {x.size}.")
+    holds_the_numbers_of(got, x, name=name, of="x")
