@@ -1,10 +1,13 @@
 """Checks of split_heads: one token's D numbers cut into H contiguous slices."""
 
+from dataclasses import dataclass
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.expect import pretty
 from grader.marks import graded
 
 from .spec import describe, head_slices
@@ -74,16 +77,38 @@ def bad_widths(draw):
     return Tokens(draw_values(draw, (*batch, T, D)), H)
 
 
+@dataclass(frozen=True)
+class Widths:
+    """A width the heads cannot share, and tokens whose width they can share."""
+
+    bad: Tokens
+    even: Tokens
+
+    def describe(self) -> str:
+        return (
+            pretty(x=self.bad.x, n_heads=self.bad.n_heads)
+            + "\n"
+            + pretty(x_even=self.even.x, n_heads_even=self.even.n_heads)
+        )
+
+
+@st.composite
+def widths(draw) -> Widths:
+    return Widths(draw(bad_widths()), draw(tokens(batch_axes=False)))
+
+
 @graded("split_heads", points=4)
-@given(case=bad_widths(), fine=tokens(batch_axes=False))
-def test_rejects_widths_that_do_not_divide(student, case, fine):
+@given(case=widths())
+def test_rejects_widths_that_do_not_divide(student, case):
     """A width D that H heads cannot share equally (or fewer than 1 head) raises ValueError;
     a width they can share is split."""
-    got = student.split_heads(fine.x, fine.n_heads)
-    name = f"split_heads({describe(x=fine.x, n_heads=fine.n_heads)})"
-    expect.shape(got, (fine.n_heads, *fine.x.shape[:-1], fine.x.shape[-1] // fine.n_heads), name=name)
-    holds_the_numbers_of(got, fine.x, name=name, of="x")
-    x, H = case.x, case.n_heads
+    even = case.even
+    got = student.split_heads(even.x, even.n_heads)
+    name = f"split_heads({describe(x_even=even.x, n_heads_even=even.n_heads)})"
+    T, D = even.x.shape
+    expect.shape(got, (even.n_heads, T, D // even.n_heads), name=name)
+    holds_the_numbers_of(got, even.x, name=name, of="x_even")
+    x, H = case.bad.x, case.bad.n_heads
     reason = (
         f"there is no such thing as {H} heads"
         if H < 1
