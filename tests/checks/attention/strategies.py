@@ -27,16 +27,16 @@ MAX_BATCH_AXES = 2
 MAX_BATCH_SIZE = 3
 
 #: The large examples. Tokens from BIG_MIN_TOKENS, so that a large example is never mistaken
-#: for a lesson-sized one; at most BIG_NUMBERS numbers in any array an example makes (the
-#: score tables (..., H, T, T) included), which keeps them fast and within what the grader
-#: lets a student's function ask of the reference.
+#: for a lesson-sized one. Batch axes are cut to size 1 where an array of the example (the
+#: score tables (..., H, T, T) included) would pass BIG_NUMBERS numbers: large examples stay
+#: fast, and within what the grader lets a student's function ask of the reference.
 BIG_MIN_TOKENS = 10
 BIG_MAX_TOKENS = 40
 BIG_MAX_HEADS = 8
 BIG_MAX_WIDTH = 64
 BIG_MAX_BATCH_AXES = 3
 BIG_MAX_BATCH_SIZE = 2
-BIG_NUMBERS = 32768
+BIG_NUMBERS = 16384
 #: One example in BIG_ONE_IN, roughly, is large: a drawn number is large when it leaves
 #: BIG_ONE_IN - 1 over BIG_ONE_IN (0, where shrinking goes, is not large). A number from a wide
 #: range spreads the large examples over the checks more evenly than a small choice does.
