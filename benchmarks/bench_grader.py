@@ -7,8 +7,9 @@ CI would run it, on the reference and on a buggy submission, interleaved so
 that machine noise hits all of them alike. Reported as medians and ratios.
 
 Power: grades every catalog entry (tests/catalog) with the given numbers of
-examples per property and counts the bugs caught and the correct
-alternatives given full marks.
+examples per property and counts the bugs caught, the correct alternatives
+given full marks and the submissions that do no real work held to 0 in every
+exercise (with the points each exercise still gave them).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.support import ATTENTION, compose, grade_folders  # noqa: E402
-from tests.test_catalog import BUGS, CORRECT, exercise_of  # noqa: E402
+from tests.test_catalog import BUGS, CORRECT, TRIVIAL, exercise_of  # noqa: E402
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 COMMANDS = {
@@ -54,21 +55,33 @@ def speed(repeat: int) -> dict[str, float]:
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def power(examples: int) -> tuple[int, int, int, int]:
-    """(bugs caught, bugs, correct with full marks, correct) at ``examples`` per property."""
+def power(examples: int) -> dict:
+    """Bugs caught, correct alternatives at 100 and do-nothing submissions at 0 (each out of
+    its section's size), and the points each exercise gave the do-nothing ones in all, at
+    ``examples`` per property."""
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         folders = {
             f"{e.parent.name}-{e.stem}": compose(e, tmp / "src" / f"{e.parent.name}-{e.stem}").parent
-            for e in BUGS + CORRECT
+            for e in BUGS + CORRECT + TRIVIAL
         }
         reports = grade_folders(folders, tmp / "graded", max_examples=examples)
     caught = 0
     for bug in BUGS:
         exercise = reports[f"bugs-{bug.stem}"]["exercises"][exercise_of(bug)]
         caught += exercise["score"] < exercise["max_score"]
-    full = sum(reports[f"correct-{c.stem}"]["score"] == 100 for c in CORRECT)
-    return caught, len(BUGS), full, len(CORRECT)
+    trivial = [reports[f"trivial-{t.stem}"] for t in TRIVIAL]
+    return {
+        "bugs_caught": caught,
+        "bugs": len(BUGS),
+        "correct_full": sum(reports[f"correct-{c.stem}"]["score"] == 100 for c in CORRECT),
+        "correct": len(CORRECT),
+        "trivial_zero": sum(r["score"] == 0 for r in trivial),
+        "trivial": len(trivial),
+        "trivial_points": {
+            name: sum(r["exercises"][name]["score"] for r in trivial) for name in ATTENTION.exercises
+        },
+    }
 
 
 def main() -> int:
@@ -91,9 +104,13 @@ def main() -> int:
     )
     print("Power: catalog entries graded with N examples per property")
     for n in (int(x) for x in args.power.split(",")):
-        caught, bugs, full, correct = power(n)
-        figures["power"][n] = {"bugs_caught": caught, "bugs": bugs, "correct_full": full, "correct": correct}
-        print(f"  N={n:<4} bugs caught {caught}/{bugs}   correct alternatives at 100: {full}/{correct}")
+        found = figures["power"][n] = power(n)
+        print(
+            f"  N={n:<4} bugs caught {found['bugs_caught']}/{found['bugs']}   "
+            f"correct alternatives at 100: {found['correct_full']}/{found['correct']}   "
+            f"no real work at 0: {found['trivial_zero']}/{found['trivial']} "
+            f"(points left: {found['trivial_points']})"
+        )
     if args.json:
         print(json.dumps(figures, indent=2))
     return 0

@@ -44,6 +44,7 @@ in KNOWN_WEAKNESSES with a diagnosis.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -492,6 +493,28 @@ def test_the_catalog_is_well_formed():
         assert set(case) <= {"kind", "twin", "why", "expect", "exclusive", "neighbour"}, name
     for twin in TWINS:
         assert (ADVERSARIAL / twin / "override.py").read_text().lstrip().startswith("#"), twin
+
+
+def _decorator_names(function: ast.FunctionDef) -> set[str]:
+    names = set()
+    for decorator in function.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        names.add(target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", ""))
+    return names
+
+
+def test_no_visible_check_runs_on_fixed_inputs_alone():
+    """What students can see of a check's inputs is worth nothing alone: every visible check
+    draws its inputs (a fixed example may come first, never alone), so a file that is right only
+    on inputs it saw cannot pass one (see the cases lesson_example_special_cased and
+    fixed_inputs_special_cased)."""
+    fixed = []
+    for path in sorted(ATTENTION.checks.glob("test_*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and "graded" in _decorator_names(node):
+                if "given" not in _decorator_names(node):
+                    fixed.append(f"{path.name}::{node.name}")
+    assert not fixed, f"checks on fixed inputs only: {fixed}"
 
 
 @pytest.mark.parametrize("twin", TWINS)

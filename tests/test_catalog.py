@@ -1,5 +1,6 @@
 """Grading the grader: every realistic bug loses points in its own exercise only,
-and every correct alternative gets full marks."""
+every correct alternative gets full marks, and a submission that does no real work
+gets nothing in any exercise."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from .support import ATTENTION, compose, grade_folders
 CATALOG = ATTENTION.catalog
 BUGS = sorted((CATALOG / "bugs").glob("*.py"))
 CORRECT = sorted((CATALOG / "correct").glob("*.py"))
+TRIVIAL = sorted((CATALOG / "trivial").glob("*.py"))
 
 #: The mistakes the suite must catch, by catalog file (see the issue that set the bar).
 REQUIRED_BUGS = {
@@ -45,6 +47,12 @@ REQUIRED_BUGS = {
     "mha_values_from_W_q",
     "mha_naive_softmax",
     "mha_heads_collapsed",
+    # only at sizes well past the lesson's: tens of tokens, more heads, three batch axes
+    "mask_cached_for_16_tokens",
+    "split_transpose_axes_written_out",
+    "split_heads_loop_capped",
+    "merge_transpose_axes_written_out",
+    "mha_mask_buffer_block_size_16",
 }
 REQUIRED_CORRECT = {
     "additive_inf_mask",
@@ -55,6 +63,22 @@ REQUIRED_CORRECT = {
     "large_negative_mask_in_mha",
     "prefix_loop_mha",
 }
+#: Submissions that do no real work, each in all four functions.
+REQUIRED_TRIVIAL = {
+    "zeros",
+    "ones",
+    "nan",
+    "constant",
+    "minus_inf",
+    "random_values",
+    "random_seeded_by_input",
+    "input_unchanged",
+    "uniform_weights",
+    "checks_then_zeros",
+    "raises_value_error",
+}
+#: Entries whose feedback quotes random numbers: check and grade agree on their scores only.
+RANDOM = {"trivial-random_values"}
 
 
 def declared(entry: Path, name: str):
@@ -77,7 +101,7 @@ def folders(tmp_path_factory) -> dict[str, Path]:
     built = tmp_path_factory.mktemp("catalog")
     return {
         f"{e.parent.name}-{e.stem}": compose(e, built / f"{e.parent.name}-{e.stem}").parent
-        for e in BUGS + CORRECT
+        for e in BUGS + CORRECT + TRIVIAL
     }
 
 
@@ -97,6 +121,7 @@ def test_the_catalog_is_as_large_as_promised():
     assert len(BUGS) >= 25 and len(CORRECT) >= 6
     assert REQUIRED_BUGS <= {b.stem for b in BUGS}
     assert REQUIRED_CORRECT <= {c.stem for c in CORRECT}
+    assert REQUIRED_TRIVIAL <= {t.stem for t in TRIVIAL}
     assert all(exercise_of(b) in ATTENTION.exercises for b in BUGS)
 
 
@@ -130,12 +155,26 @@ def test_correct_alternative_gets_full_marks(reports, entry):
     assert all(not e["diagnoses"] for e in report["exercises"].values())
 
 
+@pytest.mark.parametrize("entry", TRIVIAL, ids=lambda p: p.stem)
+def test_no_real_work_scores_nothing(reports, entry):
+    """Zeros, constants, noise or the input handed back: 0 in every exercise, on every check."""
+    report = reports[f"trivial-{entry.stem}"]
+    scores = {name: e["score"] for name, e in report["exercises"].items()}
+    assert set(scores) == set(ATTENTION.exercises)
+    passed = [t["name"] for t in report["tests"] if t["status"] == "passed"]
+    assert not any(scores.values()) and not passed, f"{entry.stem} earns {scores} from {passed}"
+    failed = [t for t in report["tests"] if t["status"] != "passed"]
+    assert all(t["feedback"] for t in failed)
+
+
 def test_check_and_grade_agree_on_every_entry(reports, unsandboxed):
     """Trading isolation for speed changes no score and no feedback."""
 
-    def outcome(report):
+    def outcome(report, label):
+        if label in RANDOM:
+            return [(t["name"], t["score"]) for t in report["tests"]]
         return [(t["name"], t["status"], t["score"], t["feedback"]) for t in report["tests"]]
 
     for label in reports:
-        assert outcome(unsandboxed[label]) == outcome(reports[label]), label
+        assert outcome(unsandboxed[label], label) == outcome(reports[label], label), label
     assert {r["isolation"] for r in unsandboxed.values()} == {"none"}

@@ -1,8 +1,14 @@
-"""Random inputs for the checks, kept small so that failures shrink to tiny examples.
+"""Random inputs for the checks: mostly of the lesson's sizes, so that failures shrink to tiny
+examples, and now and then far larger, so that code that only works at the lesson's sizes fails.
 
 Sizes are drawn so that T (tokens), H (heads) and Dh (numbers per head) differ
 from one another: when two of them are equal, code that swaps their axes can
 still give the right shape and the right numbers by accident.
+
+About one example in four is *large*: tens of tokens, up to 8 heads, widths up to 64 and up to
+three batch axes. Whether an example is large is Hypothesis's first choice, and shrinking
+turns it off first, so a bug that also shows at the lesson's sizes is still reported on a tiny
+example; a bug that only shows on large inputs is reported on the smallest large one found.
 """
 
 from __future__ import annotations
@@ -19,6 +25,22 @@ MAX_HEADS = 4
 MAX_HEAD_WIDTH = 4
 MAX_BATCH_AXES = 2
 MAX_BATCH_SIZE = 3
+
+#: The large examples. Tokens from BIG_MIN_TOKENS, so that a large example is never mistaken
+#: for a lesson-sized one. Batch axes are cut to size 1 where an array of the example (the
+#: score tables (..., H, T, T) included) would pass BIG_NUMBERS numbers: large examples stay
+#: fast, and within what the grader lets a student's function ask of the reference.
+BIG_MIN_TOKENS = 10
+BIG_MAX_TOKENS = 40
+BIG_MAX_HEADS = 8
+BIG_MAX_WIDTH = 64
+BIG_MAX_BATCH_AXES = 3
+BIG_MAX_BATCH_SIZE = 2
+BIG_NUMBERS = 16384
+#: One example in BIG_ONE_IN, roughly, is large: a drawn number is large when it leaves
+#: BIG_ONE_IN - 1 over BIG_ONE_IN (0, where shrinking goes, is not large). A number from a wide
+#: range spreads the large examples over the checks more evenly than a small choice does.
+BIG_ONE_IN = 4
 
 
 @dataclass(frozen=True)
@@ -42,11 +64,33 @@ _AXES = {n: st.integers(n, MAX_BATCH_AXES) for n in range(MAX_BATCH_AXES + 1)}
 _HEAD_CHOICES = (2, 3, 4, 1)
 _HEAD_INDEX = st.integers(0, len(_HEAD_CHOICES) - 1)
 _WIDTHS = st.integers(1, MAX_HEAD_WIDTH)
+_LARGE = st.integers(0, 2**16 - 1)
+_BIG_SIZES = st.integers(1, BIG_MAX_BATCH_SIZE)
+_BIG_AXES = {n: st.integers(n, BIG_MAX_BATCH_AXES) for n in range(BIG_MAX_BATCH_AXES + 1)}
+_BIG_HEADS = st.integers(1, BIG_MAX_HEADS)
 
 
-def draw_batch(draw, *, min_axes: int = 0) -> tuple[int, ...]:
-    """Leading batch axes: from none to two, each of size 1 to 3."""
+def large(draw) -> bool:
+    """Whether this example is a large one (drawn first, turned off first when shrinking)."""
+    return draw(_LARGE) % BIG_ONE_IN == BIG_ONE_IN - 1
+
+
+def draw_batch(draw, *, min_axes: int = 0, big: bool = False) -> tuple[int, ...]:
+    """Leading batch axes: from none to two, each of size 1 to 3 (large: up to three of size 1 or 2)."""
+    if big:
+        return tuple(draw(_BIG_SIZES) for _ in range(draw(_BIG_AXES[min_axes])))
     return tuple(draw(_SIZES) for _ in range(draw(_AXES[min_axes])))
+
+
+def fit(batch: tuple[int, ...], per_item: int) -> tuple[int, ...]:
+    """The batch axes with sizes cut to 1, last axis first, until batch * per_item numbers fit
+    in BIG_NUMBERS (the number of axes is kept)."""
+    sizes = list(batch)
+    for axis in reversed(range(len(sizes))):
+        if int(np.prod(sizes)) * per_item <= BIG_NUMBERS:
+            break
+        sizes[axis] = 1
+    return tuple(sizes)
 
 
 def draw_tokens(draw, low: int = 1, high: int = MAX_TOKENS) -> int:
@@ -57,16 +101,24 @@ def draw_dims(
     draw,
     *,
     min_batch_axes: int = 0,
+    batch_axes: bool = True,
     min_tokens: int = 1,
-    max_tokens: int = MAX_TOKENS,
     heads: st.SearchStrategy | None = None,
 ) -> Dims:
-    """Sizes with T, H and Dh pairwise different (as far as the ranges allow)."""
-    batch = draw_batch(draw, min_axes=min_batch_axes)
-    H = draw(heads) if heads is not None else _HEAD_CHOICES[draw(_HEAD_INDEX)]
-    T = _other_than(draw_tokens(draw, min_tokens, max_tokens), (H,), min_tokens, max_tokens)
-    Dh = _other_than(draw(_WIDTHS), (H, T), 1, MAX_HEAD_WIDTH)
-    return Dims(batch, T, H, Dh)
+    """Sizes with T, H and Dh pairwise different (as far as the ranges allow); no batch axes
+    unless ``batch_axes``."""
+    if not large(draw):
+        batch = draw_batch(draw, min_axes=min_batch_axes) if batch_axes else ()
+        H = draw(heads) if heads is not None else _HEAD_CHOICES[draw(_HEAD_INDEX)]
+        T = _other_than(draw_tokens(draw, min_tokens, MAX_TOKENS), (H,), min_tokens, MAX_TOKENS)
+        Dh = _other_than(draw(_WIDTHS), (H, T), 1, MAX_HEAD_WIDTH)
+        return Dims(batch, T, H, Dh)
+    batch = draw_batch(draw, min_axes=min_batch_axes, big=True) if batch_axes else ()
+    H = draw(heads) if heads is not None else draw(_BIG_HEADS)
+    T = draw_tokens(draw, BIG_MIN_TOKENS, BIG_MAX_TOKENS)
+    widest = BIG_MAX_WIDTH // H
+    Dh = _other_than(draw(between(1, widest)), (H, T), 1, widest)
+    return Dims(fit(batch, max(T * H * Dh, H * T * T)), T, H, Dh)
 
 
 _RANGES: dict[tuple[int, int], st.SearchStrategy] = {}
@@ -131,12 +183,23 @@ def draw_many(draw, shapes, *, low: float = -10.0, high: float = 10.0, dtype=np.
     ]
 
 
+#: Scores lie on a grid centred on 1.25 (steps of 2.5 from -8.75 to 11.25): no score is 0, 1,
+#: 2.5 or any other round number, so a mask that writes such a number never passes for one
+#: that kept the score.
+SCORE_LOW, SCORE_HIGH = -8.75, 11.25
+
+
 @st.composite
 def score_tables(draw, *, min_batch_axes: int = 0, min_tokens: int = 1, dtype=np.float64) -> np.ndarray:
     """A stack of (T, T) score tables with leading axes: shape (..., T, T)."""
-    batch = draw_batch(draw, min_axes=min_batch_axes)
-    T = draw_tokens(draw, min_tokens)
-    return draw_values(draw, (*batch, T, T), dtype=dtype)
+    if large(draw):
+        batch = draw_batch(draw, min_axes=min_batch_axes, big=True)
+        T = draw_tokens(draw, BIG_MIN_TOKENS, BIG_MAX_TOKENS)
+        batch = fit(batch, T * T)
+    else:
+        batch = draw_batch(draw, min_axes=min_batch_axes)
+        T = draw_tokens(draw, min_tokens)
+    return draw_values(draw, (*batch, T, T), low=SCORE_LOW, high=SCORE_HIGH, dtype=dtype)
 
 
 @dataclass(frozen=True)
@@ -178,15 +241,12 @@ def layers(
     *,
     min_batch_axes: int = 0,
     min_tokens: int = 1,
-    max_tokens: int = MAX_TOKENS,
     heads: st.SearchStrategy | None = None,
     x_range: float = 3.0,
     dtype=np.float64,
 ) -> Layer:
     """Tokens in [-x_range, x_range] and projections in [-1, 1]."""
-    d = draw_dims(
-        draw, min_batch_axes=min_batch_axes, min_tokens=min_tokens, max_tokens=max_tokens, heads=heads
-    )
+    d = draw_dims(draw, min_batch_axes=min_batch_axes, min_tokens=min_tokens, heads=heads)
     x = draw_values(draw, (*d.batch, d.T, d.D), low=-x_range, high=x_range, dtype=dtype)
     Ws = draw_many(draw, [(d.D, d.D)] * 4, low=-1.0, high=1.0, dtype=dtype)
     return Layer(x, *Ws, n_heads=d.H)

@@ -8,6 +8,7 @@ from grader.marks import graded
 
 from .spec import describe, head_slices
 from .strategies import draw_dims, draw_values, tokens
+from .work import holds_the_numbers_of
 
 
 @st.composite
@@ -20,10 +21,12 @@ def heads(draw):
 @graded("merge_heads", points=3)
 @given(y=heads())
 def test_merged_shape(student, y):
-    """(..., H, T, Dh) becomes (..., T, H*Dh)."""
+    """(..., H, T, Dh) becomes (..., T, H*Dh), made of the numbers of the heads."""
     *batch, H, T, Dh = y.shape
     got = student.merge_heads(y)
-    expect.shape(got, (*batch, T, H * Dh), name=f"merge_heads({describe(y=y)})")
+    name = f"merge_heads({describe(y=y)})"
+    expect.shape(got, (*batch, T, H * Dh), name=name)
+    holds_the_numbers_of(got, y, name=name, of="the heads")
 
 
 @graded("merge_heads", points=4)

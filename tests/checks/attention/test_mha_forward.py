@@ -11,6 +11,7 @@ from grader.marks import graded
 
 from .spec import ATOL, ROW_SUM_ATOL, RTOL, future, softmax
 from .strategies import between, draw_values, indices, layers
+from .work import layer_at_work
 
 
 def run(student, layer, x=None, **kwargs):
@@ -33,18 +34,24 @@ def out_and_weights(student, layer, *, causal):
 @graded("mha_forward", points=3)
 @given(layer=layers(), causal=st.booleans())
 def test_output_and_weight_shapes(student, layer, causal):
-    """The output has the shape of x, (..., T, D); the weights are (..., H, T, T)."""
+    """The output has the shape of x, (..., T, D); the weights are (..., H, T, T). Tokens that
+    are all 0 have values of 0, so they give an output of 0."""
     *batch, T, D = layer.x.shape
+    name = f"mha_forward(..., causal={causal})"
     out = run(student, layer, causal=causal)
-    expect.shape(out, (*batch, T, D), name=f"mha_forward(..., causal={causal})")
-    out_and_weights(student, layer, causal=causal)
+    expect.shape(out, (*batch, T, D), name=name)
+    layer_at_work(out, layer, name=name)
+    silent = replace(layer, x=np.zeros_like(layer.x))
+    out, _ = out_and_weights(student, silent, causal=causal)
+    expect.equal(out, np.zeros_like(layer.x), name="mha_forward(x = 0, ...)", what="is not 0")
 
 
 @graded("mha_forward", points=4)
 @given(layer=layers())
 def test_causal_weights_ignore_the_future(student, layer):
     """With causal=True every row of weights sums to 1 and gives exactly 0 to later tokens."""
-    _, weights = out_and_weights(student, layer, causal=True)
+    out, weights = out_and_weights(student, layer, causal=True)
+    layer_at_work(out, layer, name="the output of mha_forward(..., causal=True)")
     expect.rows_sum_to_one(weights, name="weights", atol=ROW_SUM_ATOL)
     ahead = np.broadcast_to(future(layer.x.shape[-2]), weights.shape)
     expect.equal(weights, np.where(ahead, 0.0, weights), name="weights", what="is not 0 for a later token")
@@ -60,8 +67,10 @@ def test_without_the_mask_tokens_see_the_future(student, layer):
     small = {"W_q": layer.W_q / D, "W_k": layer.W_k / D}
     got = student.mha_forward(*layer.args(**small), causal=False, return_weights=True)
     expect.is_tuple(got, name="mha_forward(..., causal=False, return_weights=True)", length=2)
-    weights = got[1]
+    out, weights = got
     T = layer.x.shape[-2]
+    expect.shape(out, layer.x.shape, name="the output of mha_forward(..., causal=False)")
+    layer_at_work(out, layer, name="the output of mha_forward(..., causal=False)")
     expect.shape(weights, (*layer.x.shape[:-2], layer.n_heads, T, T), name="weights")
     expect.rows_sum_to_one(weights, name="weights", atol=ROW_SUM_ATOL)
     ahead = np.broadcast_to(future(T), weights.shape)
@@ -86,6 +95,7 @@ def test_later_tokens_do_not_change_earlier_outputs(student, layer, data):
     after = run(student, layer, x=changed)
     expect.shape(before, layer.x.shape, name="mha_forward(x)")
     expect.shape(after, layer.x.shape, name="mha_forward(x changed after t)")
+    layer_at_work(before, layer, name="mha_forward(x)")
     expect.close(
         after[..., : t + 1, :],
         before[..., : t + 1, :],
@@ -105,6 +115,7 @@ def test_each_row_behaves_as_if_given_only_its_prefix(student, layer, data):
     whole = run(student, layer)
     prefix = run(student, layer, x=layer.x[..., :k, :])
     expect.shape(whole, layer.x.shape, name="mha_forward(x)")
+    layer_at_work(whole, layer, name="mha_forward(x)")
     expect.close(
         prefix,
         whole[..., :k, :],
@@ -142,6 +153,8 @@ def test_output_projection_mixes_the_merged_heads(student, layer, causal):
     merged = run(student, replace(layer, W_o=np.eye(D)), causal=causal)
     out = run(student, layer, causal=causal)
     expect.shape(merged, layer.x.shape, name="mha_forward with W_o = I")
+    expect.shape(out, layer.x.shape, name="mha_forward(x)")
+    layer_at_work(out, layer, name="mha_forward(x)")
     expect.close(
         out,
         merged @ layer.W_o,
@@ -158,6 +171,7 @@ def test_batch_elements_are_independent(student, layer, causal):
     """Each sequence in a batch gives the same output as it would alone."""
     out = run(student, layer, causal=causal)
     expect.shape(out, layer.x.shape, name="mha_forward(x)")
+    layer_at_work(out, layer, name="mha_forward(x)")
     first = (0,) * (layer.x.ndim - 2)
     alone = run(student, layer, x=layer.x[first], causal=causal)
     expect.close(

@@ -1,24 +1,30 @@
 """Checks of split_heads: one token's D numbers cut into H contiguous slices."""
 
+from dataclasses import dataclass
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.expect import pretty
 from grader.marks import graded
 
 from .spec import describe, head_slices
 from .strategies import MAX_HEADS, Tokens, draw_batch, draw_values, indices, tokens
+from .work import holds_the_numbers_of
 
 
 @graded("split_heads", points=3)
 @given(case=tokens())
 def test_split_shape(student, case):
-    """(..., T, D) becomes (..., H, T, D // H)."""
+    """(..., T, D) becomes (..., H, T, D // H), made of the numbers of x."""
     x, H = case.x, case.n_heads
     *lead, T, D = x.shape
     got = student.split_heads(x, H)
-    expect.shape(got, (*lead, H, T, D // H), name=f"split_heads({describe(x=x, n_heads=H)})")
+    name = f"split_heads({describe(x=x, n_heads=H)})"
+    expect.shape(got, (*lead, H, T, D // H), name=name)
+    holds_the_numbers_of(got, x, name=name, of="x")
 
 
 @graded("split_heads", points=6)
@@ -71,11 +77,38 @@ def bad_widths(draw):
     return Tokens(draw_values(draw, (*batch, T, D)), H)
 
 
+@dataclass(frozen=True)
+class Widths:
+    """A width the heads cannot share, and tokens whose width they can share."""
+
+    bad: Tokens
+    even: Tokens
+
+    def describe(self) -> str:
+        return (
+            pretty(x=self.bad.x, n_heads=self.bad.n_heads)
+            + "\n"
+            + pretty(x_even=self.even.x, n_heads_even=self.even.n_heads)
+        )
+
+
+@st.composite
+def widths(draw) -> Widths:
+    return Widths(draw(bad_widths()), draw(tokens(batch_axes=False)))
+
+
 @graded("split_heads", points=4)
-@given(case=bad_widths())
+@given(case=widths())
 def test_rejects_widths_that_do_not_divide(student, case):
-    """A width D that H heads cannot share equally (or fewer than 1 head) raises ValueError."""
-    x, H = case.x, case.n_heads
+    """A width D that H heads cannot share equally (or fewer than 1 head) raises ValueError;
+    a width they can share is split."""
+    even = case.even
+    got = student.split_heads(even.x, even.n_heads)
+    name = f"split_heads({describe(x_even=even.x, n_heads_even=even.n_heads)})"
+    T, D = even.x.shape
+    expect.shape(got, (even.n_heads, T, D // even.n_heads), name=name)
+    holds_the_numbers_of(got, even.x, name=name, of="x_even")
+    x, H = case.bad.x, case.bad.n_heads
     reason = (
         f"there is no such thing as {H} heads"
         if H < 1
@@ -96,10 +129,11 @@ def test_no_number_lost_or_invented(student, case):
     x, H = case.x, case.n_heads
     got = student.split_heads(x, H)
     name = f"split_heads({describe(x=x, n_heads=H)})"
-    expect.that(got.size == x.size, f"{name} holds {got.size} numbers, but x holds {x.size}.")
-    expect.equal(
-        np.sort(got, axis=None),
-        np.sort(x, axis=None),
-        name=f"the sorted numbers of {name}",
-        what="differ from those of x",
+    Dh = x.shape[-1] // H
+    expect.that(
+        got.ndim == x.ndim + 1 and got.shape[-3] == H and got.shape[-1] == Dh,
+        f"{name} has shape {got.shape}: it should hold {H} heads (axis -3) of {Dh} numbers "
+        "(the last axis), one more axis than x.",
     )
+    expect.that(got.size == x.size, f"{name} holds {got.size} numbers, but x holds {x.size}.")
+    holds_the_numbers_of(got, x, name=name, of="x")

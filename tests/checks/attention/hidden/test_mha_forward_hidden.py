@@ -11,6 +11,7 @@ from grader.marks import graded
 
 from ..spec import ATOL, ATOL_FLOAT32, ROW_SUM_ATOL, RTOL, RTOL_FLOAT32
 from ..strategies import Layer, draw_dims, draw_many, draw_values, layers
+from ..work import layer_at_work
 from .oracle import attention_one_head, mha_oracle
 
 HIDDEN = dict(visibility="hidden")
@@ -85,6 +86,8 @@ def test_renumbering_the_heads_changes_nothing(student, layer, data):
         layer, W_q=layer.W_q[:, idx], W_k=layer.W_k[:, idx], W_v=layer.W_v[:, idx], W_o=layer.W_o[idx, :]
     )
     out = student.mha_forward(*layer.args())
+    expect.shape(out, layer.x.shape, name="mha_forward(x)")
+    layer_at_work(out, layer, name="mha_forward(x)")
     again = student.mha_forward(*shuffled.args())
     expect.close(
         again,
