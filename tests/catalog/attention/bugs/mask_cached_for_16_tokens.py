@@ -1,6 +1,7 @@
 """The staircase is built once for a context of 16 tokens and sliced; longer sequences break it."""
 
 EXERCISE = "apply_causal_mask"
+DIAGNOSIS = "hardcoded-size"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The transpose spells out its axes for no batch axis, one or two; with three batch axes there is no entry for the shape."""
 
 EXERCISE = "merge_heads"
+DIAGNOSIS = "no-batch-support"
 
 import numpy as np
 
