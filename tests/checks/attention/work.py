@@ -25,19 +25,19 @@ def mask_at_work(got: np.ndarray, scores: np.ndarray, *, name: str) -> None:
     something from the first token there). Scores are never 0 or another round number (see
     strategies.SCORE_LOW), so writing such a number never counts as keeping a score.
     """
-    T = scores.shape[-1]
+    tokens = scores.shape[-1]
     kept = got == scores  # (..., T, T)
-    if T >= 2:
-        allowed = np.broadcast_to(~future(T), scores.shape)
+    if tokens >= 2:
+        allowed = np.broadcast_to(~future(tokens), scores.shape)
         expect.that(
             bool(np.any(kept & allowed)),
             f"{name} keeps none of the scores a token may see (on or left of the diagonal): "
             "a mask only hides the later keys and gives every other score back as it was.",
         )
-    if T >= 3:
+    if tokens >= 3:
         expect.that(
             not bool(np.all(kept)),
-            f"{name} gives every score back unchanged on {T} tokens: nothing is hidden. "
+            f"{name} gives every score back unchanged on {tokens} tokens: nothing is hidden. "
             "Every score of a later key (column j > row i) must become -inf.",
         )
 
