@@ -93,9 +93,10 @@ class Frames:
         """The frames completed by ``data``. Raises WireError for a stream that breaks the format."""
         done = []
         if not self.buffer and self.head is None:  # most often: the data is one whole frame
-            head = _head(data)
-            if head is not None and head[1] == len(data):
-                return [Frame(head[0], bytes(data))]
+            self.head = _head(data)
+            if self.head is not None and self.head[1] == len(data):
+                header, self.head = self.head[0], None
+                return [Frame(header, bytes(data))]
         self.buffer += data
         while True:
             if self.head is None:

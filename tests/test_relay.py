@@ -25,6 +25,10 @@ def test_frames_come_whole_however_the_bytes_are_cut():
     assert [f.header["type"] for f in done] == ["callback"] and done[0].raw == first
     (done,) = frames.feed(second[5:])
     assert done.raw == second and read_frame(io.BytesIO(done.raw).read)["value"].tolist() == [0.0, 1.0, 2.0]
+    cut = len(second) - 3  # the header whole, the array's bytes not yet
+    assert frames.feed(second[:cut]) == [] and frames.head is not None
+    (done,) = frames.feed(second[cut:])
+    assert done.raw == second and frames.head is None and not frames.buffer
 
 
 def test_the_keepers_verdict_replaces_whatever_the_worker_said():

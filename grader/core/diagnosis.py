@@ -18,7 +18,7 @@ knows no lesson and guesses nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -83,11 +83,10 @@ class Mistake:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A mistake that fits, and how many calls it explains."""
+    """A mistake that fits."""
 
     code: str
     hint: str
-    support: int = field(default=1, compare=False)
 
     def to_dict(self) -> dict:
         return {"code": self.code, "hint": self.hint}
@@ -178,5 +177,5 @@ def diagnose(mistakes: Sequence[Mistake], calls: Sequence[Call], reference: Call
         explained = _support(mistake, seen)
         if explained:
             hint = mistake.hint_for(explained[0].arguments)
-            found.append((-len(explained), order, Diagnosis(mistake.code, hint, len(explained))))
+            found.append((-len(explained), order, Diagnosis(mistake.code, hint)))
     return [diagnosis for *_, diagnosis in sorted(found, key=lambda f: f[:2])][:MOST]

@@ -261,7 +261,7 @@ def _record_inputs(item) -> None:
             return inner(*args, **kwargs)
         except BaseException as err:
             err.grader_inputs = {k: v for k, v in kwargs.items() if k not in _NOT_INPUTS}
-            err.grader_calls = tuple(view.calls) if isinstance(view, StudentView) else ()
+            err.grader_calls = view.failed_calls() if isinstance(view, StudentView) else ()
             if isinstance(err, StudentError) and err.kind in _SETTLED:
                 raise Settled(err) from None
             raise

@@ -23,6 +23,7 @@ its own exercise only, never in a later one that calls it.
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -51,11 +52,11 @@ RECORDED_CALLS = 8
 
 
 def _recorded(arguments: dict, outcome) -> Call:
-    """A call as the diagnosis reads it (the arrays copied: the check may reuse its own)."""
-    kept = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in arguments.items()}
+    """A call as the diagnosis reads it. The arrays are the check's own, drawn afresh for each
+    example: :meth:`StudentView.failed_calls` copies them when an example fails."""
     if outcome.ok:
-        return Call(kept, outcome.value, mutated=outcome.mutated)
-    return Call(kept, None, False, str(outcome.failure), outcome.raised)
+        return Call(arguments, outcome.value, mutated=outcome.mutated)
+    return Call(arguments, None, False, str(outcome.failure), outcome.raised)
 
 
 class StudentView:
@@ -77,6 +78,18 @@ class StudentView:
     def begin(self) -> None:
         """A new example starts: forget the calls of the last one."""
         self.calls.clear()
+
+    def failed_calls(self) -> tuple[Call, ...]:
+        """The calls of an example that failed, with copies of their arrays."""
+        return tuple(
+            replace(
+                call,
+                arguments={
+                    k: v.copy() if isinstance(v, np.ndarray) else v for k, v in call.arguments.items()
+                },
+            )
+            for call in self.calls
+        )
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name not in self._reference:

@@ -59,8 +59,8 @@ def to_text(report: Report, *, heading: str = "") -> str:
         lines.append(f"{exercise.name:<20} {score:>7}   {summary}")
         for number, diagnosis in enumerate(exercise.diagnoses):
             lead = "  likely mistake: " if number == 0 else "  or perhaps:     "
-            said = textwrap.fill(f"{diagnosis.hint} [{diagnosis.code}]", 72 - len(lead))
-            lines.append(textwrap.indent(said, " " * len(lead)).replace(" " * len(lead), lead, 1))
+            said = f"{diagnosis.hint} [{diagnosis.code}]"
+            lines.append(textwrap.fill(said, 72, initial_indent=lead, subsequent_indent=" " * len(lead)))
         shared = _shared_reason(failed)
         if shared and not report.problem:
             lines.append(textwrap.indent(textwrap.fill(shared, 66), "      "))

@@ -209,11 +209,12 @@ def _mha(
 ):
     """The forward pass with one thing done differently (each keyword names what)."""
     D = x.shape[-1]
-    H = 1 if split == "one-head" else n_heads
+    one_head = split == "one-head"
+    H, layout = (1, "right") if one_head else (n_heads, split)
     Dh = D // H
-    q = _split(x @ W_q, H, layout="right" if split == "one-head" else split)  # (..., H, T, Dh)
-    k = _split(x @ W_k, H, layout="right" if split == "one-head" else split)
-    v = _split(x @ (W_q if values == "W_q" else W_v), H, layout="right" if split == "one-head" else split)
+    q = _split(x @ W_q, H, layout=layout)  # (..., H, T, Dh)
+    k = _split(x @ W_k, H, layout=layout)
+    v = _split(x @ (W_q if values == "W_q" else W_v), H, layout=layout)
     first, second = (k, q) if transposed else (q, k)
     scores = first @ np.swapaxes(second, -1, -2)  # (..., H, T, T)
     scores = scores / {"Dh": np.sqrt(Dh), "D": np.sqrt(D), "none": 1.0}[scale]
@@ -231,8 +232,8 @@ def _mha(
     if masked and masking == "after":
         weights = np.where(hide, 0.0, weights)
     heads = weights @ v  # (..., H, T, Dh)
-    merged = _merge(heads, layout="right" if merge == "one-head" else merge)  # (..., T, D)
-    if split == "one-head":
+    merged = _merge(heads, layout=merge)  # (..., T, D)
+    if one_head:
         weights = weights[..., 0, :, :]
     out = {"W_o": merged @ W_o, "none": merged, "W_o.T": merged @ W_o.T}[output]
     if return_weights:
@@ -429,7 +430,7 @@ MISTAKES = {
         Mistake(
             "ignores-n-heads",
             "the output matches one single head over all D numbers: n_heads is ignored",
-            returns=_mha_with(split="one-head", merge="one-head", scale="Dh"),
+            returns=_mha_with(split="one-head"),
         ),
         Mistake(
             "reshape-without-transpose",
