@@ -237,13 +237,18 @@ if os.environ.get("_LURKING") is None:
 """
 
 
-def _sandbox_users_alive() -> list[str]:
-    """Live processes of the users sandboxes run as (100000 and above)."""
+def _sandbox_users_alive(scratch: Path) -> list[str]:
+    """Live processes of the users sandboxes run as (100000 and above) that this test's batch
+    started: their working folder lies in ``scratch``, the batch's TMPDIR (another suite's
+    sandboxes on the same machine are neither counted nor killed)."""
     found = []
     for entry in os.listdir("/proc"):
         try:
             status = Path(f"/proc/{entry}/status").read_text() if entry.isdigit() else ""
+            here = os.readlink(f"/proc/{entry}/cwd") if status else ""
         except OSError:
+            continue
+        if not here.startswith(str(scratch)):
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
         uid = fields.get("Uid", "0").split()[0]
@@ -263,13 +268,18 @@ def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
     (klass / "b-honest").mkdir()
     (klass / "b-honest" / "attention.py").write_text(ATTENTION.solution.read_text())
     out = tmp_path / "grades" / "gradebook.csv"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
     try:
-        done = python("batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process")
+        done = python(
+            "batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process",
+            env={**os.environ, "TMPDIR": str(scratch)},
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         honest = json.loads((out.with_name("gradebook_reports") / "b-honest.json").read_text())
         assert honest["isolation"] == "process"
         assert honest["score"] == 100, [t["feedback"] for t in honest["tests"] if t["feedback"]][:3]
-        assert _sandbox_users_alive() == []
+        assert _sandbox_users_alive(scratch) == []
     finally:
-        for line in _sandbox_users_alive():
+        for line in _sandbox_users_alive(scratch):
             os.kill(int(line.split()[0]), 9)
