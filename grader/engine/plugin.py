@@ -27,6 +27,7 @@ from ..core.results import Visibility
 from ..core.settings import EXPLORE_EXAMPLES, GRADING_EXAMPLES, Isolation, Profile, Settings, resolve
 from .marks import MARK, MarkError, grading_of
 from .submission import StudentView, Submission
+from .upkeep import fix_seed
 
 __all__ = [
     "pytest_addoption",
@@ -209,8 +210,10 @@ def pytest_collection_modifyitems(config, items):
             )
     if problems:
         raise pytest.UsageError("invalid graded checks:\n  " + "\n  ".join(problems))
+    derandomize = hypothesis_settings.default.derandomize
     for item in checks:
         _record_inputs(item)
+        fix_seed(getattr(item, "obj", None), derandomize=derandomize)
 
 
 #: Arguments that are not inputs of the student's function.

@@ -21,6 +21,7 @@ from .feedback import Outcome, outcome_of, paragraph
 from .marks import grading_of
 from .plugin import use_run
 from .submission import Submission
+from .upkeep import numpy_generator_left_alone
 
 
 def _title(item) -> str:
@@ -181,7 +182,8 @@ def run_checks(
         "no:threadexception",
     ]
     captured = io.StringIO()
-    with _plugin_autoload_off(), contextlib.redirect_stdout(captured):
+    alone = not opened.runs_here  # nothing in this process draws from numpy's global generator
+    with _plugin_autoload_off(), numpy_generator_left_alone(alone), contextlib.redirect_stdout(captured):
         code = pytest.main(args, plugins=[collector])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])

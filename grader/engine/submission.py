@@ -100,10 +100,10 @@ class StudentView:
         """Call the student's ``name`` on the arguments; return a checked copy of the result."""
         return self._invoke(name, args, kwargs, audit=False)
 
-    def audited(self, name: str, *args, **kwargs) -> None:
-        """Call ``name`` only to learn for sure which array arguments it changed (in
-        :attr:`mutated`): the student's code runs where it cannot hide that. The value it
-        returns is checked (a plain array) but not given back."""
+    def audited(self, name: str, *args, **kwargs):
+        """Call ``name`` and learn for sure which array arguments it changed (in
+        :attr:`mutated`): the student's code runs where it cannot hide that. Returns what
+        it returned, as a plain call does."""
         return self._invoke(name, args, kwargs, audit=True)
 
     def _invoke(self, name: str, args: tuple, kwargs: dict, *, audit: bool):
@@ -117,7 +117,7 @@ class StudentView:
             outcome = self._executor.audited_call(self._exercise, name, arguments, replace=self._replace())
         else:
             outcome = self._executor.call(self._exercise, name, arguments, replace=self._replace())
-        if name == self._exercise and not audit and len(self.calls) < RECORDED_CALLS:
+        if name == self._exercise and len(self.calls) < RECORDED_CALLS:
             self.calls.append(_recorded(arguments, outcome))
         if not outcome.ok:
             raise StudentError(outcome.message, kind=outcome.failure, raised=outcome.raised)
@@ -177,6 +177,11 @@ class Submission:
         self._expected: dict[str, int] = {}  # exercise -> checks selected in this run
         self._done: dict[str, int] = {}
         self._failed: set[str] = set()
+
+    @property
+    def runs_here(self) -> bool:
+        """Whether the student's code runs in this process (no sandbox)."""
+        return isinstance(self.executor, InProcess)
 
     def expect(self, counts: dict[str, int]) -> None:
         """How many checks of each exercise this run holds."""

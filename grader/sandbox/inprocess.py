@@ -110,7 +110,6 @@ class InProcess:
                 said = self.program.call(exercise, name, given, copy=False, replace=replace)
         except Alarm:
             raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
-        # as in a sandbox: an audited call tells only what it changed, never its value
         mutated = tuple(k for k, raw in before.items() if given[k].tobytes() != raw)
         return _outcome(said, mutated=mutated)
 

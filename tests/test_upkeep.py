@@ -1,0 +1,87 @@
+"""What grading spares Hypothesis (grader.engine.upkeep) changes no example."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.core import get_random_for_wrapped_test
+
+from grader.engine.upkeep import fix_seed, numpy_generator_left_alone
+
+from .support import ATTENTION
+
+
+def _checks():
+    """Every Hypothesis check of the lesson, as pytest would call it."""
+    import importlib
+
+    found = []
+    for path in sorted(ATTENTION.checks.rglob("test_*.py")):
+        relative = path.relative_to(ATTENTION.checks.parents[2]).with_suffix("")
+        module = importlib.import_module(".".join(relative.parts))
+        found += [f for n, f in vars(module).items() if n.startswith("test_") and hasattr(f, "hypothesis")]
+    return found
+
+
+def test_a_fixed_seed_is_the_seed_derandomize_gives():
+    """The seed kept on each check draws what Hypothesis's own derandomized seed draws."""
+    checks = _checks()
+    assert len(checks) >= 25
+    for check in checks:
+        kept = check._hypothesis_internal_use_settings
+        check._hypothesis_internal_use_settings = settings(kept, derandomize=True)
+        try:
+            own = get_random_for_wrapped_test(check.hypothesis.inner_test, check).getstate()
+            fix_seed(check, derandomize=True)
+            fixed = get_random_for_wrapped_test(check.hypothesis.inner_test, check).getstate()
+        finally:
+            fix_seed(check, derandomize=False)
+            check._hypothesis_internal_use_settings = kept
+        assert fixed == own, check.__name__
+        assert check._hypothesis_internal_use_seed is None  # taken away again
+
+
+def _draws_of_numpy_generator() -> list[float]:
+    seen = []
+
+    @settings(max_examples=5, database=None, derandomize=True)
+    @given(st.integers(0, 3))
+    def probe(n):
+        seen.append(float(np.random.random()))
+
+    probe()
+    return seen
+
+
+def test_numpy_generator_is_left_alone_only_while_asked_and_managed_again_after():
+    managed = _draws_of_numpy_generator()
+    assert len(set(managed)) == 1  # Hypothesis seeds it before every example
+    with numpy_generator_left_alone(True):
+        alone = _draws_of_numpy_generator()
+    assert len(set(alone)) == len(alone) > 1  # left alone: it runs on
+    assert len(set(_draws_of_numpy_generator())) == 1  # managed again
+    with numpy_generator_left_alone(False):
+        assert len(set(_draws_of_numpy_generator())) == 1
+
+
+@pytest.mark.parametrize("raises", [KeyboardInterrupt, ValueError])
+def test_numpy_generator_is_managed_again_after_an_error(raises):
+    with pytest.raises(raises), numpy_generator_left_alone(True):
+        raise raises()
+    assert len(set(_draws_of_numpy_generator())) == 1
+
+
+def test_an_authors_own_seed_is_kept():
+    @given(st.integers())
+    def check(n):
+        pass
+
+    from hypothesis import seed
+
+    seeded = seed(1234)(check)
+    fix_seed(seeded, derandomize=True)
+    assert seeded._hypothesis_internal_use_seed == 1234
+    fix_seed(seeded, derandomize=False)
+    assert seeded._hypothesis_internal_use_seed == 1234
