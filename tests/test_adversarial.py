@@ -15,7 +15,9 @@ Each case folder holds ``override.py`` (appended to the reference solution, see
     ``score`` (exact total), ``problem_contains``, ``lost`` (exercises that must
     lose points; every exercise not listed in ``lost`` or ``may_lose`` keeps full
     marks), ``may_lose``, ``feedback_contains`` ({exercise: fragment}, case-blind)
-    and ``max_seconds`` (wall time of the whole ``grade`` command).
+    and ``max_seconds`` (how much longer the whole ``grade`` command may take than
+    grading the reference beside it: a bound on waiting, such as a sleep the grader
+    must not sit through, that the machine's load does not move).
 ``exclusive`` (optional)
     graded alone, after the others: the case exhausts a resource the sandboxes of
     one machine share.
@@ -73,8 +75,13 @@ TWINS = sorted(f"_twins/{p.name}" for p in (ADVERSARIAL / "_twins").iterdir() if
 
 #: The grader process itself (not its workers) may not grow past this.
 GRADER_RSS_LIMIT = 512 << 20
-#: Wall time of one ``grade`` command unless the case says otherwise.
+#: Seconds one ``grade`` command may take beyond grading the reference in the same lane at the
+#: same time (PACE), unless the case says otherwise. Relative, so that a loaded machine, which
+#: slows both alike, does not fail a case, while a wait the grader should not have sat
+#: through (the sleeps of the cases that test this last 20 s and more) still shows.
 DEFAULT_MAX_SECONDS = 45.0
+#: The reference solution, graded first in the lane of the sleepers: what a submission takes now.
+PACE = "_pace"
 #: A grade command still running after this long is killed and reported as hung.
 HUNG = 150.0
 #: Seconds each case takes here, roughly: the slow ones are started first.
@@ -261,11 +268,15 @@ class Bench:
     def marker(self, name: str) -> str:
         return f"advmark-{name.replace('/', '-')}-{self.token}"
 
-    def build(self, name: str, *, override: Path | None = None) -> Path:
-        """dest/attention.py for a case or twin (or another override), placeholders filled in."""
+    def build(self, name: str, *, override: Path | None = None, whole: Path | None = None) -> Path:
+        """dest/attention.py for a case or twin (or another override, or a ``whole`` file),
+        placeholders filled in."""
         source = ADVERSARIAL / name
         dest = self.tmp / "built" / name.replace("/", "-")
-        if override is not None or (source / "override.py").is_file():
+        if whole is not None:
+            dest.mkdir(parents=True)
+            shutil.copyfile(whole, dest / "attention.py")
+        elif override is not None or (source / "override.py").is_file():
             compose(override or source / "override.py", dest)
         else:
             dest.mkdir(parents=True)
@@ -382,7 +393,8 @@ def outcomes(tmp_path_factory) -> dict[str, Graded] | None:
         )
         for name in [*sorted(twins), *CASES]:
             bench.build(name)
-        waiting = [n for n in WAITING if n in shared]
+        bench.build(PACE, whole=ATTENTION.solution)
+        waiting = [PACE, *(n for n in WAITING if n in shared)]
         busy = sorted([*twins, *(n for n in shared if n not in WAITING)], key=lambda n: -ESTIMATE.get(n, 2))
         results: dict[str, Graded] = {}
         started = time.monotonic()
@@ -419,6 +431,7 @@ def outcomes(tmp_path_factory) -> dict[str, Graded] | None:
         print(
             f"{name:38} {score:>5} {twin_score!s:>5} {graded.seconds:6.1f} {graded.peak / 2**20:6.0f}  {status}"
         )
+    print(f"the reference, graded beside them (pace): {results[PACE].seconds:.1f} s")
     print(f"all grading: {total:.1f} s")
     return results
 
@@ -435,8 +448,9 @@ def _summary(report: dict) -> str:
     return f"{report['score']} {scores} problem={report['problem'][:200]!r} failing={failing[:4]}"
 
 
-def assert_clean(graded: Graded, max_seconds: float = DEFAULT_MAX_SECONDS) -> dict:
-    """What every run must satisfy, whatever the submission did; returns the report."""
+def assert_clean(graded: Graded, max_seconds: float = DEFAULT_MAX_SECONDS, pace: float = 0.0) -> dict:
+    """What every run must satisfy, whatever the submission did; returns the report. ``pace``:
+    the seconds grading the reference took in the same run (see DEFAULT_MAX_SECONDS)."""
     assert graded.returncode == 0, f"exit {graded.returncode}: {graded.stderr[-2000:]}"
     try:
         report = json.loads(graded.stdout)  # one document and nothing else
@@ -454,7 +468,10 @@ def assert_clean(graded: Graded, max_seconds: float = DEFAULT_MAX_SECONDS) -> di
     assert graded.host_changes == [], f"host paths changed: {graded.host_changes}"
     assert graded.connections == [], f"reached the host's loopback: {graded.connections}"
     assert graded.peak < GRADER_RSS_LIMIT, f"the grader itself grew to {graded.peak / 2**20:.0f} MiB"
-    assert graded.seconds < max_seconds, f"grading took {graded.seconds:.1f} s (at most {max_seconds:g})"
+    assert graded.seconds - pace < max_seconds, (
+        f"grading took {graded.seconds:.1f} s, {graded.seconds - pace:.1f} s more than the reference "
+        f"graded beside it (at most {max_seconds:g} more)"
+    )
     return report
 
 
@@ -517,6 +534,12 @@ def test_no_visible_check_runs_on_fixed_inputs_alone():
     assert not fixed, f"checks on fixed inputs only: {fixed}"
 
 
+def test_the_pace_is_the_reference_graded_cleanly(outcomes):
+    """The time cases are measured against is that of a clean, full-marks grading."""
+    report = assert_clean(_needs(outcomes)[PACE])
+    assert report["score"] == report["max_score"], _summary(report)
+
+
 @pytest.mark.parametrize("twin", TWINS)
 def test_twin_is_an_honest_bug(outcomes, twin):
     """A twin is graded cleanly and does lose points: otherwise comparing with it proves nothing."""
@@ -533,7 +556,7 @@ def test_case(outcomes, name):
     case = case_of(name)
     expect = case.get("expect", {})
     graded = results[name]
-    report = assert_clean(graded, expect.get("max_seconds", DEFAULT_MAX_SECONDS))
+    report = assert_clean(graded, expect.get("max_seconds", DEFAULT_MAX_SECONDS), results[PACE].seconds)
     exercises = report["exercises"]
 
     if case["kind"] == "tampering":
