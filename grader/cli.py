@@ -24,7 +24,7 @@ from .commands import (
     release,
     stream,
 )
-from .core.errors import GraderError, IsolationRefused, LessonError
+from .core.errors import GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
 from .core.lesson import Course, Lesson, find_course
@@ -36,6 +36,7 @@ from .core.settings import (
     Settings,
     resolve,
 )
+from .formats import lms
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -169,6 +170,40 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=_positive, default=None, help="submissions graded at once (default: cores)")
     b.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS")
     b.add_argument("--max-examples", type=_positive, default=None, metavar="N")
+    b.add_argument(
+        "--csv-format",
+        choices=[layout.value for layout in lms.Layout],
+        default="plain",
+        help="the CSV's layout: plain (with a status column), or the one Canvas, Moodle or "
+        "Blackboard imports (default plain)",
+    )
+    b.add_argument(
+        "--roster",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the LMS's own export of the class: students are matched with it, its columns kept",
+    )
+    b.add_argument(
+        "--roster-key",
+        default=None,
+        metavar="COLUMN",
+        help="the roster's column that holds the student folder names (default: student, "
+        "SIS Login ID in Canvas, Username in Moodle and Blackboard)",
+    )
+    b.add_argument(
+        "--assignment",
+        default=None,
+        metavar="NAME",
+        help="the grade's column in an LMS layout, as the assignment is named there (default: the lesson)",
+    )
+    b.add_argument(
+        "--unsubmitted",
+        choices=[u.value for u in lms.Unsubmitted],
+        default=None,
+        help="what a missing or failed submission gets: blank or zero "
+        "(default: blank in an LMS layout, zero in plain)",
+    )
 
     z = sub.add_parser("gradescope-bundle", parents=[where], help="build the Gradescope autograder zip")
     z.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
@@ -238,6 +273,18 @@ def _settings(args, lesson: Lesson) -> Settings:
     )
 
 
+def _export(args) -> lms.Export:
+    """How ``batch`` writes its CSV, its roster read (and checked) before anything is graded."""
+    layout = lms.Layout(args.csv_format)
+    key = args.roster_key or lms.ROSTER_KEY[layout]
+    return lms.Export(
+        layout=layout,
+        assignment=args.assignment or "",
+        unsubmitted=lms.Unsubmitted(args.unsubmitted) if args.unsubmitted else None,
+        roster=lms.read_roster(args.roster, key) if args.roster is not None else None,
+    )
+
+
 def _lessons(args, course: Course) -> tuple[Lesson, ...]:
     """The lessons a command for every lesson works on: the one named, else all."""
     if args.lesson is not None:
@@ -272,7 +319,12 @@ def main(argv: list[str] | None = None) -> int:
             )
         if args.command == "batch":
             return batch.main(
-                lesson=lesson, settings=settings, folder=args.folder, out=args.out, jobs=args.jobs
+                lesson=lesson,
+                settings=settings,
+                folder=args.folder,
+                out=args.out,
+                jobs=args.jobs,
+                export=_export(args),
             )
         if args.command == "gradescope-bundle":
             return gradescope.bundle(lesson=lesson, out=args.out)
@@ -299,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except IntakeError as err:  # nothing to grade where the path points
         print(f"grader: {one_line(err.message)}", file=sys.stderr)
+        return 2
+    except UsageError as err:  # an option that cannot be followed (a roster without its column)
+        print(f"grader: {one_line(str(err))}", file=sys.stderr)
         return 2
     except IsolationRefused as err:
         print(f"grader: {err}", file=sys.stderr)
