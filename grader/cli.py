@@ -56,6 +56,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _points(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of points, 0 or more, got {text}")
+    return value
+
+
 def _timeout(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -155,6 +165,19 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also set the GitHub Classroom result as the step output `result` ($GITHUB_OUTPUT)",
     )
+    g.add_argument(
+        "--github-summary",
+        action="store_true",
+        help="in GitHub Actions: an annotation per exercise that lost points, the report in the "
+        "job summary ($GITHUB_STEP_SUMMARY)",
+    )
+    g.add_argument(
+        "--fail-under",
+        type=_points,
+        default=None,
+        metavar="POINTS",
+        help="exit with 1 when the score is below POINTS (default: 0 whatever the score)",
+    )
 
     s = sub.add_parser(
         "gallery", parents=[common, isolation], help="grade a folder of submissions into a score table"
@@ -217,6 +240,13 @@ def parser() -> argparse.ArgumentParser:
         "release", parents=[where], help="write what students receive (no solutions, no hidden checks)"
     )
     rel.add_argument("out_dir", type=Path, help="a new folder")
+    rel.add_argument(
+        "--fail-under",
+        type=_points,
+        default=None,
+        metavar="POINTS",
+        help="the release's workflow fails a push whose score is below POINTS (default: never fails)",
+    )
 
     sub.add_parser(
         "grade-stream",
@@ -316,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
                 fmt=args.fmt,
                 output=args.output,
                 github_output=args.github_output,
+                github_summary=args.github_summary,
+                fail_under=args.fail_under,
             )
         if args.command == "batch":
             return batch.main(
@@ -331,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "gradescope-run":
             return gradescope.run(lesson=lesson, root=args.root)
         if args.command == "release":
-            return release.main(lesson=lesson, out_dir=args.out_dir)
+            return release.main(lesson=lesson, out_dir=args.out_dir, fail_under=args.fail_under)
         if args.command == "grade-stream":
             return stream.main(lesson=lesson, settings=settings)
         if args.command == "nbgrader-collect":
