@@ -16,19 +16,22 @@ from ..engine.run import run_checks
 from ..formats.github import annotations, step_output, step_summary, to_github
 from ..formats.gradescope import to_gradescope
 from ..formats.json_report import to_dict
+from ..formats.junit import to_junit
 from ..formats.text import to_text
 
-FORMATS = ("text", "json", "gradescope", "github")
+FORMATS = ("text", "json", "gradescope", "github", "junit")
 
 
-def render(report, fmt: str, *, seconds: float = 0.0) -> str:
-    """The report in one of FORMATS."""
+def render(report, fmt: str, *, seconds: float = 0.0, lesson: str = "") -> str:
+    """The report in one of FORMATS (``lesson`` names JUnit's suites)."""
     if fmt == "json":
         return json.dumps(to_dict(report), indent=2) + "\n"
     if fmt == "gradescope":
         return json.dumps(to_gradescope(report, execution_time=seconds), indent=2) + "\n"
     if fmt == "github":
         return json.dumps(to_github(report), indent=2) + "\n"
+    if fmt == "junit":
+        return to_junit(report, lesson=lesson)
     return to_text(report)
 
 
@@ -59,7 +62,7 @@ def main(
     print(f"grading {file} ...", file=sys.stderr)
     start = time.monotonic()
     report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
-    text = render(report, fmt, seconds=time.monotonic() - start)
+    text = render(report, fmt, seconds=time.monotonic() - start, lesson=lesson.name)
     if github_summary:
         for line in annotations(report, file=file.as_posix()):
             print(line)
