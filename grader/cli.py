@@ -315,6 +315,18 @@ def _export(args) -> lms.Export:
     )
 
 
+def os_message(err: OSError) -> str:
+    """An OS error as a sentence naming the file and the problem, never a bare errno (``2``);
+    the grader's own errors (a sentence already) as they are."""
+    if err.strerror is None:
+        return one_line(str(err.args[0]) if err.args else type(err).__name__)
+    problem = err.strerror[:1].lower() + err.strerror[1:]
+    files = [str(f) for f in (err.filename, err.filename2) if f is not None]
+    if not files:
+        return one_line(f"{problem} (an operating system error, errno {err.errno})")
+    return one_line(f"could not use {' and '.join(files)}: {problem}")
+
+
 def _lessons(args, course: Course) -> tuple[Lesson, ...]:
     """The lessons a command for every lesson works on: the one named, else all."""
     if args.lesson is not None:
@@ -378,8 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     except LessonError as err:  # no course, no such lesson, no such exercise
         print(f"grader: {one_line(str(err))}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, FileExistsError) as err:
-        print(f"grader: {err.args[0] if err.args else err}", file=sys.stderr)
+    except OSError as err:  # a path that is missing, taken, unwritable, ...: said in words
+        print(f"grader: {os_message(err)}", file=sys.stderr)
         return 2
     except IntakeError as err:  # nothing to grade where the path points
         print(f"grader: {one_line(err.message)}", file=sys.stderr)

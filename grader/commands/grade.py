@@ -75,7 +75,10 @@ def main(
         else:
             sys.stdout.write(text)
     else:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as err:  # a failed write names no file by itself
+            raise OSError(err.errno, err.strerror, str(output)) from None
         print(f"wrote {output}", file=sys.stderr)
     if github_output:
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
