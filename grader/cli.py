@@ -194,6 +194,13 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS")
     b.add_argument("--max-examples", type=_positive, default=None, metavar="N")
     b.add_argument(
+        "--junit",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the class as JUnit XML (a suite per student and exercise), for CI dashboards",
+    )
+    b.add_argument(
         "--csv-format",
         choices=[layout.value for layout in lms.Layout],
         default="plain",
@@ -369,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                 out=args.out,
                 jobs=args.jobs,
                 export=_export(args),
+                junit=args.junit,
             )
         if args.command == "gradescope-bundle":
             return gradescope.bundle(lesson=lesson, out=args.out)

@@ -3,7 +3,9 @@ case per check, the same points as every other format."""
 
 from __future__ import annotations
 
+import csv
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -88,3 +90,27 @@ def test_whatever_a_student_prints_stays_valid_xml():
     assert error.get("message").startswith("boom\\x00")
     hidden = root.findall("testsuite/testcase")[1].find("failure")
     assert "secret" not in xml and hidden.get("message") == "failed (details are hidden)"
+
+
+def test_batch_writes_the_class_as_junit(tmp_path):
+    klass = tmp_path / "class"
+    for student, source in [("ada", ATTENTION.solution), ("bob", BUGGY)]:
+        (klass / student).mkdir(parents=True)
+        shutil.copy(source, klass / student / "attention.py")
+    (klass / "eve").mkdir()  # nothing handed in
+    out, junit = tmp_path / "grades" / "gradebook.csv", tmp_path / "grades" / "class.xml"
+    done = python("batch", str(klass), "--out", str(out), "--jobs", "1", "--junit", str(junit))
+    assert done.returncode == 0, done.stderr[-3000:]
+    xml = junit.read_text(encoding="utf-8")
+    SCHEMA.validate(xml)
+    root = ET.fromstring(xml)
+    with out.open(newline="") as f:
+        scores = {row["student"]: float(row["score"]) for row in csv.DictReader(f)}
+    for student in ("ada", "bob"):
+        suites = [s for s in root.findall("testsuite") if s.get("name").startswith(f"{student}.")]
+        assert [s.get("name") for s in suites] == [f"{student}.{e}" for e in ATTENTION.exercises]
+        assert sum(float(_properties(s)["score"]) for s in suites) == scores[student]
+    (eve,) = [s for s in root.findall("testsuite") if s.get("name").startswith("eve.")]
+    assert eve.get("name") == "eve.submission"
+    error = eve.find("testcase/error")
+    assert error.get("type") == "missing" and "without attention.py" in error.get("message")

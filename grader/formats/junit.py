@@ -36,23 +36,14 @@ def _add_properties(parent: ET.Element, pairs: list[tuple[str, str]]) -> None:
         ET.SubElement(properties, "property", name=name, value=_text(value))
 
 
-def to_junit(report: Report, *, lesson: str) -> str:
-    """The JUnit XML document of ``report`` (a ``<testsuites>`` of one suite per exercise)."""
-    failed = sum(t.status in (Status.FAILED, Status.TIMEOUT) for t in report.tests)
-    errors = sum(t.status is Status.ERROR for t in report.tests)
-    root = ET.Element(
-        "testsuites",
-        name=lesson,
-        tests=str(len(report.tests)),
-        failures=str(failed),
-        errors=str(errors),
-    )
+def _exercise_suites(report: Report, *, prefix: str) -> list[ET.Element]:
+    """One ``<testsuite>`` per exercise of ``report``, named ``PREFIX.EXERCISE``."""
+    suites = []
     for e in report.exercises:
         checks = [t for t in report.tests if t.exercise == e.name]
-        suite = ET.SubElement(
-            root,
+        suite = ET.Element(
             "testsuite",
-            name=f"{lesson}.{e.name}",
+            name=_text(f"{prefix}.{e.name}"),
             tests=str(len(checks)),
             failures=str(sum(t.status in (Status.FAILED, Status.TIMEOUT) for t in checks)),
             errors=str(sum(t.status is Status.ERROR for t in checks)),
@@ -65,7 +56,7 @@ def to_junit(report: Report, *, lesson: str) -> str:
             pairs += [(f"{t.name}.score", _points(t.score)), (f"{t.name}.max_score", _points(t.max_score))]
         _add_properties(suite, pairs)
         for t in checks:
-            case = ET.SubElement(suite, "testcase", name=t.name, classname=f"{lesson}.{e.name}")
+            case = ET.SubElement(suite, "testcase", name=t.name, classname=_text(f"{prefix}.{e.name}"))
             if t.status is not Status.PASSED:
                 hidden = t.visibility is Visibility.HIDDEN
                 feedback = "failed (details are hidden)" if hidden else (t.feedback or t.status.value)
@@ -77,5 +68,47 @@ def to_junit(report: Report, *, lesson: str) -> str:
             out.text = (
                 f"{_points(t.score)}/{_points(t.max_score)} points ({e.name}, {t.visibility.value} check)"
             )
+        suites.append(suite)
+    return suites
+
+
+def _document(name: str, suites: list[ET.Element]) -> str:
+    """``<testsuites>`` holding ``suites``, with their totals, as an XML document."""
+    root = ET.Element(
+        "testsuites",
+        name=_text(name),
+        tests=str(sum(int(s.get("tests")) for s in suites)),
+        failures=str(sum(int(s.get("failures")) for s in suites)),
+        errors=str(sum(int(s.get("errors")) for s in suites)),
+    )
+    root.extend(suites)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def to_junit(report: Report, *, lesson: str) -> str:
+    """The JUnit XML document of ``report``: a ``<testsuites>`` of one suite per exercise, each
+    named ``LESSON.EXERCISE``."""
+    return _document(lesson, _exercise_suites(report, prefix=lesson))
+
+
+def class_junit(students: list[tuple[str, Report | None, str, str]], *, lesson: str) -> str:
+    """The JUnit XML document of a class, from (student, report or None, standing, why there is
+    none):
+    suites named ``STUDENT.EXERCISE``; a student without a report gets one suite,
+    ``STUDENT.submission``, whose one test case is in error with the reason."""
+    suites = []
+    for student, report, standing, message in students:
+        if report is not None:
+            suites += _exercise_suites(report, prefix=student)
+            continue
+        suite = ET.Element(
+            "testsuite", name=_text(f"{student}.submission"), tests="1", failures="0", errors="1"
+        )
+        _add_properties(suite, [("student", student), ("status", standing)])
+        case = ET.SubElement(suite, "testcase", name="submission", classname=_text(student))
+        reason = message or "no grade"
+        error = ET.SubElement(case, "error", message=_text(reason.splitlines()[0]), type=standing)
+        error.text = _text(reason)
+        suites.append(suite)
+    return _document(lesson, suites)
