@@ -3,9 +3,10 @@
     python -m grader nbgrader-course OUT_DIR [--lesson NAME [--assignment NAME]]
     python -m grader nbgrader-collect COURSE_DIR OUT_DIR [--lesson NAME] [--assignment NAME] [--code]
 
-OUT_DIR receives ``nbgrader_config.py`` and, for each lesson NAME,
-``source/NAME/NAME.ipynb`` (generated from ``solutions/NAME.py`` by
-:func:`source_notebook`).
+OUT_DIR receives ``nbgrader_config.py`` (its paths relative to its own folder),
+``templates/grader_feedback/`` (nbgrader's feedback page, its output lines wrapped)
+and, for each lesson NAME, ``source/NAME/NAME.ipynb`` (generated from
+``solutions/NAME.py`` by :func:`source_notebook`).
 Then, inside OUT_DIR: ``nbgrader generate_assignment``, hand out ``release/``,
 collect into ``submitted/<student>/<assignment>/``, ``nbgrader autograde``,
 ``nbgrader export``. nbgrader itself is only needed for those steps, not here.

@@ -143,7 +143,7 @@ def _choose(typed: Path, folder: Path, filename: str) -> str:
     if filename in names:
         return filename
     same = [n for n in names if n.casefold() == filename.casefold()]
-    if len(same) == 1:  # Attention.py for attention.py: the student's file all the same
+    if len(same) == 1:  # NAME.py written with other capitals: the student's file all the same
         return same[0]
     notebooks = [n for n in names if n.endswith(".ipynb")]
     if len(notebooks) == 1:

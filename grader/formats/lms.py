@@ -177,7 +177,11 @@ def _join(roster: Roster, by_student: dict, notes: list[str]) -> list[tuple]:
         student = value if value in by_student else None
         if student is None and len(folded.get(value.casefold(), ())) == 1:
             student = folded[value.casefold()][0]  # the same id, written with other capitals
-        if student is None or student in used:
+        if student in used:
+            notes.append(f"'{one_line(value)}': in the roster twice; the second line gets no grade")
+            matched.append((line, None))
+            continue
+        if student is None:
             if value and not _points_possible(roster, line):
                 notes.append(f"'{one_line(value)}': in the roster, handed in nothing; written as missing")
             matched.append((line, None))
@@ -192,7 +196,7 @@ def _join(roster: Roster, by_student: dict, notes: list[str]) -> list[tuple]:
 
 def _points_possible(roster: Roster, line: tuple) -> bool:
     """Whether ``line`` is the ``Points Possible`` line a Canvas export has under its header."""
-    return any(cell.strip() == "Points Possible" for cell in line[:1])
+    return bool(line) and line[0].strip() == "Points Possible"
 
 
 def _layout(export: Export, exercises, assignment: str, matched) -> tuple[tuple, list[tuple]]:
