@@ -24,7 +24,7 @@ from .commands import (
     release,
     stream,
 )
-from .core.errors import GraderError, IsolationRefused, LessonError
+from .core.errors import GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
 from .core.lesson import Course, Lesson, find_course
@@ -36,6 +36,7 @@ from .core.settings import (
     Settings,
     resolve,
 )
+from .formats import lms
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -52,6 +53,16 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text}")
+    return value
+
+
+def _points(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of points, 0 or more, got {text}")
     return value
 
 
@@ -154,6 +165,19 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also set the GitHub Classroom result as the step output `result` ($GITHUB_OUTPUT)",
     )
+    g.add_argument(
+        "--github-summary",
+        action="store_true",
+        help="in GitHub Actions: an annotation per exercise that lost points, the report in the "
+        "job summary ($GITHUB_STEP_SUMMARY)",
+    )
+    g.add_argument(
+        "--fail-under",
+        type=_points,
+        default=None,
+        metavar="POINTS",
+        help="exit with 1 when the score is below POINTS (default: 0 whatever the score)",
+    )
 
     s = sub.add_parser(
         "gallery", parents=[common, isolation], help="grade a folder of submissions into a score table"
@@ -169,6 +193,47 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=_positive, default=None, help="submissions graded at once (default: cores)")
     b.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS")
     b.add_argument("--max-examples", type=_positive, default=None, metavar="N")
+    b.add_argument(
+        "--junit",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the class as JUnit XML (a suite per student and exercise), for CI dashboards",
+    )
+    b.add_argument(
+        "--csv-format",
+        choices=[layout.value for layout in lms.Layout],
+        default="plain",
+        help="the CSV's layout: plain (with a status column), or the one Canvas, Moodle or "
+        "Blackboard imports (default plain)",
+    )
+    b.add_argument(
+        "--roster",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the LMS's own export of the class: students are matched with it, its columns kept",
+    )
+    b.add_argument(
+        "--roster-key",
+        default=None,
+        metavar="COLUMN",
+        help="the roster's column that holds the student folder names (default: student, "
+        "SIS Login ID in Canvas, Username in Moodle and Blackboard)",
+    )
+    b.add_argument(
+        "--assignment",
+        default=None,
+        metavar="NAME",
+        help="the grade's column in an LMS layout, as the assignment is named there (default: the lesson)",
+    )
+    b.add_argument(
+        "--unsubmitted",
+        choices=[u.value for u in lms.Unsubmitted],
+        default=None,
+        help="what a missing or failed submission gets: blank or zero "
+        "(default: blank in an LMS layout, zero in plain)",
+    )
 
     z = sub.add_parser("gradescope-bundle", parents=[where], help="build the Gradescope autograder zip")
     z.add_argument("out", type=Path, help="the zip to write, e.g. autograder.zip")
@@ -182,6 +247,13 @@ def parser() -> argparse.ArgumentParser:
         "release", parents=[where], help="write what students receive (no solutions, no hidden checks)"
     )
     rel.add_argument("out_dir", type=Path, help="a new folder")
+    rel.add_argument(
+        "--fail-under",
+        type=_points,
+        default=None,
+        metavar="POINTS",
+        help="the release's workflow fails a push whose score is below POINTS (default: never fails)",
+    )
 
     sub.add_parser(
         "grade-stream",
@@ -238,6 +310,30 @@ def _settings(args, lesson: Lesson) -> Settings:
     )
 
 
+def _export(args) -> lms.Export:
+    """How ``batch`` writes its CSV, its roster read (and checked) before anything is graded."""
+    layout = lms.Layout(args.csv_format)
+    key = args.roster_key or lms.ROSTER_KEY[layout]
+    return lms.Export(
+        layout=layout,
+        assignment=args.assignment or "",
+        unsubmitted=lms.Unsubmitted(args.unsubmitted) if args.unsubmitted else None,
+        roster=lms.read_roster(args.roster, key) if args.roster is not None else None,
+    )
+
+
+def os_message(err: OSError) -> str:
+    """An OS error as a sentence naming the file and the problem, never a bare errno (``2``);
+    the grader's own errors (a sentence already) as they are."""
+    if err.strerror is None:
+        return one_line(str(err.args[0]) if err.args else type(err).__name__)
+    problem = err.strerror[:1].lower() + err.strerror[1:]
+    files = [str(f) for f in (err.filename, err.filename2) if f is not None]
+    if not files:
+        return one_line(f"{problem} (an operating system error, errno {err.errno})")
+    return one_line(f"could not use {' and '.join(files)}: {problem}")
+
+
 def _lessons(args, course: Course) -> tuple[Lesson, ...]:
     """The lessons a command for every lesson works on: the one named, else all."""
     if args.lesson is not None:
@@ -269,17 +365,25 @@ def main(argv: list[str] | None = None) -> int:
                 fmt=args.fmt,
                 output=args.output,
                 github_output=args.github_output,
+                github_summary=args.github_summary,
+                fail_under=args.fail_under,
             )
         if args.command == "batch":
             return batch.main(
-                lesson=lesson, settings=settings, folder=args.folder, out=args.out, jobs=args.jobs
+                lesson=lesson,
+                settings=settings,
+                folder=args.folder,
+                out=args.out,
+                jobs=args.jobs,
+                export=_export(args),
+                junit=args.junit,
             )
         if args.command == "gradescope-bundle":
             return gradescope.bundle(lesson=lesson, out=args.out)
         if args.command == "gradescope-run":
             return gradescope.run(lesson=lesson, root=args.root)
         if args.command == "release":
-            return release.main(lesson=lesson, out_dir=args.out_dir)
+            return release.main(lesson=lesson, out_dir=args.out_dir, fail_under=args.fail_under)
         if args.command == "grade-stream":
             return stream.main(lesson=lesson, settings=settings)
         if args.command == "nbgrader-collect":
@@ -294,11 +398,14 @@ def main(argv: list[str] | None = None) -> int:
     except LessonError as err:  # no course, no such lesson, no such exercise
         print(f"grader: {one_line(str(err))}", file=sys.stderr)
         return 2
-    except (FileNotFoundError, FileExistsError) as err:
-        print(f"grader: {err.args[0] if err.args else err}", file=sys.stderr)
+    except OSError as err:  # a path that is missing, taken, unwritable, ...: said in words
+        print(f"grader: {os_message(err)}", file=sys.stderr)
         return 2
     except IntakeError as err:  # nothing to grade where the path points
         print(f"grader: {one_line(err.message)}", file=sys.stderr)
+        return 2
+    except UsageError as err:  # an option that cannot be followed (a roster without its column)
+        print(f"grader: {one_line(str(err))}", file=sys.stderr)
         return 2
     except IsolationRefused as err:
         print(f"grader: {err}", file=sys.stderr)

@@ -51,13 +51,21 @@ def test_batch_writes_gradebook_csv_and_reports(tmp_path):
     done = batch(klass, out)
     assert done.returncode == 0, done.stderr
     rows = read_csv(out)
-    assert list(next(iter(rows.values()))) == ["student", "score", "max_score", *ATTENTION.exercises]
+    assert list(next(iter(rows.values()))) == [
+        "student",
+        "score",
+        "max_score",
+        *ATTENTION.exercises,
+        "status",
+    ]
     assert set(rows) == {"ada", "Ada", "bob", "carl smith", "mallory", "eve", "frank"}
     assert rows["ada"]["score"] == rows["ada"]["max_score"] == "100"
     assert rows["carl smith"]["score"] == "0"
     assert 0 < int(rows["bob"]["score"]) < 100
     assert rows["mallory"]["merge_heads"] == "0" and rows["mallory"]["split_heads"] == "20"
     assert rows["eve"]["score"] == "0" and rows["eve"]["max_score"] == "100"
+    assert rows["eve"]["status"] == "missing" and rows["frank"]["status"] == "unreadable"
+    assert rows["bob"]["status"] == "graded"
     # the database is the source of truth
     db = sqlite3.connect(out.with_suffix(".sqlite"))
     status = dict(db.execute("SELECT student, status FROM grades"))

@@ -183,11 +183,11 @@ def test_batch_gradebook_has_the_lessons_columns(tmp_path):
     assert done.returncode == 0, done.stderr
     with out.open(newline="") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["student", "score", "max_score", "center_tokens", "layer_norm"]
+    assert rows[0] == ["student", "score", "max_score", "center_tokens", "layer_norm", "status"]
     assert rows[1:] == [
-        ["ada", "14", "14", "6", "8"],
-        ["bob", "12", "14", "6", "6"],
-        ["cy", "0", "14", "0", "0"],
+        ["ada", "14", "14", "6", "8", "graded"],
+        ["bob", "12", "14", "6", "6", "graded"],
+        ["cy", "0", "14", "0", "0", "graded"],
     ]
     text = (out.parent / "gradebook_reports" / "bob.txt").read_text()
     assert re.search(r"layer_norm +6/8", text), text

@@ -14,8 +14,12 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,7 +29,7 @@ from grader.commands import nbgrader_course
 from grader.core.ipynb import NotebookError, notebook_source
 from grader.core.solution import solution_lines
 from grader.formats.notebook import fill_solutions, reference_parts, write_notebook
-from tests.support import ATTENTION, python
+from tests.support import ATTENTION, ROOT, python
 
 ASSIGNMENT = "attention"
 BUG = ATTENTION.catalog / "bugs" / "split_reshape_no_transpose.py"
@@ -110,6 +114,7 @@ def course(tmp_path_factory):
     files = {s: code / s / "attention.py" for s in submissions}
     files |= {f"{s}.ipynb": copies / s / "attention.ipynb" for s in submissions}  # grade reads notebooks too
     nbgrader(root, "autograde", ASSIGNMENT)
+    nbgrader(root, "generate_feedback", ASSIGNMENT)
     nbgrader(root, "export", "--to", str(root / "grades.csv"))
     with (root / "grades.csv").open(newline="") as f:
         exported = {row["student_id"]: row for row in csv.DictReader(f)}
@@ -202,6 +207,97 @@ def test_each_test_cell_shows_its_exercise_score_and_nothing_on_stderr(course):
             seen[name] = float("".join(results[0]["data"]["text/plain"]))
         want = {n: e["score"] for n, e in course["graded"][student]["exercises"].items()}
         assert seen == want, explain(course, student)
+
+
+def test_no_cache_in_any_folder_nbgrader_collects_or_returns(course):
+    """Hypothesis's constants cache (and pytest's, and bytecode) stay out of the course folder:
+    nbgrader copies a submission's folder whole and returns feedback into another."""
+    caches = [
+        p.relative_to(course["root"]).as_posix()
+        for p in course["root"].rglob("*")
+        if p.name in (".hypothesis", ".pytest_cache", "__pycache__")
+    ]
+    assert caches == []
+    assert (course["root"] / "feedback" / "buggy" / ASSIGNMENT / "attention.html").is_file()
+
+
+def test_generated_files_hold_no_absolute_path(course):
+    """The config finds the grader and the course from its own folder; no file written for the
+    course (config, template, notebooks, feedback) names the instructor's folders."""
+    root = course["root"]
+    config = (root / "nbgrader_config.py").read_text(encoding="utf-8")
+    strings = [n.value for n in ast.walk(ast.parse(config)) if isinstance(n, ast.Constant)]
+    assert not [s for s in strings if isinstance(s, str) and Path(s).is_absolute()]
+    from traitlets.config import Config
+
+    namespace = {"get_config": Config, "__file__": str(root / "nbgrader_config.py")}
+    environment = dict(os.environ)
+    try:  # the paths it computes, from wherever it lies
+        exec(compile(config, "nbgrader_config.py", "exec"), namespace)
+        assert Path(namespace["_GRADER_ROOT"]) == ROOT
+        assert Path(os.environ["GRADER_COURSE"]) == ROOT
+    finally:
+        os.environ.clear()
+        os.environ.update(environment)
+    for path in root.rglob("*"):
+        if path.is_file() and path.suffix in (".py", ".ipynb", ".html", ".j2", ".json", ".csv"):
+            text = path.read_text(encoding="utf-8")
+            for folder in (str(ROOT), str(root)):
+                assert not re.search(rf"(?<![\w.]){re.escape(folder)}", text), (path, folder)
+
+
+def _measure(html: str, width: int) -> dict:
+    """How many of a page's output blocks are wider than the page, in a real headless Chromium."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if chromium is None:
+        pytest.skip("no headless Chromium here (apt-get install chromium)")
+    probe = """<script>
+    window.addEventListener("load", () => {
+      const pres = [...document.querySelectorAll("div.output_area pre")];
+      const out = document.createElement("div");
+      out.id = "measured";
+      out.textContent = JSON.stringify({
+        pres: pres.length,
+        cut: pres.filter(p => p.scrollWidth > p.clientWidth + 1).length,
+        longest: Math.max(...pres.map(p => Math.max(...p.textContent.split("\\n").map(l => l.length)))),
+      });
+      document.body.appendChild(out);
+    });
+    </script>"""
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "page.html"
+        page.write_text(html.replace("</body>", probe + "</body>"), encoding="utf-8")
+        done = subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                f"--window-size={width},900",
+                "--virtual-time-budget=5000",
+                f"--user-data-dir={tmp}/profile",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    found = re.search(r'<div id="measured">([^<]*)</div>', done.stdout)
+    assert found, done.stderr[-2000:]
+    return json.loads(found.group(1))
+
+
+def test_feedback_lines_wrap(course):
+    """A failed check's feedback line is longer than the page; in the feedback students get it
+    wraps, where nbgrader's own page cuts it off."""
+    page = (course["root"] / "feedback" / "buggy" / ASSIGNMENT / "attention.html").read_text(encoding="utf-8")
+    ours = _measure(page, 700)
+    assert ours["pres"] >= 4 and ours["longest"] > 120  # long lines there are
+    assert ours["cut"] == 0
+    style = page.index("overflow-wrap: anywhere")
+    plain = page[: page.rindex("<style", 0, style)] + page[page.index("</style>", style) + len("</style>") :]
+    assert _measure(plain, 700)["cut"] >= 1  # nbgrader's page alone
 
 
 # ----------------------------------------------------------------------------- without nbgrader

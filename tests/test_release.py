@@ -50,7 +50,7 @@ def test_the_release_holds_what_students_need_and_no_more(release):
     )
     assert "reporters/github" not in files  # sanity: paths are relative
     workflow = (release / ".github/workflows/classroom.yml").read_text()
-    assert "--format github --github-output" in workflow and "autograding-grading-reporter" in workflow
+    assert "--github-summary --github-output" in workflow and "--fail-under" not in workflow
 
 
 def test_public_checks_fail_on_the_stubs_and_pass_with_the_reference(release, tmp_path):

@@ -48,6 +48,8 @@ from ..core.settings import Settings
 from ..engine.run import suite_points
 from ..formats.gradebook import Gradebook, Row
 from ..formats.json_report import from_dict, to_dict
+from ..formats.junit import class_junit
+from ..formats.lms import Export
 from ..formats.text import to_text
 from ..sandbox.wardens import choose_level
 
@@ -280,8 +282,18 @@ class Progress:
         sys.stderr.flush()
 
 
-def main(*, lesson: Lesson, settings: Settings, folder: Path, out: Path, jobs: int | None = None) -> int:
-    """Grade every submission in ``folder`` that is new or changed; write the gradebook."""
+def main(
+    *,
+    lesson: Lesson,
+    settings: Settings,
+    folder: Path,
+    out: Path,
+    jobs: int | None = None,
+    export: Export | None = None,
+    junit: Path | None = None,
+) -> int:
+    """Grade every submission in ``folder`` that is new or changed; write the gradebook, its CSV
+    in ``export``'s layout (plain by default) and, with ``junit``, the class as JUnit XML."""
     folder, out = Path(folder), Path(out)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
@@ -368,9 +380,21 @@ def main(*, lesson: Lesson, settings: Settings, folder: Path, out: Path, jobs: i
         pool.shutdown(wait=True, cancel_futures=True)
         _close_all(graders)
         shutil.rmtree(scratch, ignore_errors=True)
-    rows = book.export_csv(out, lesson.exercises)
+    written = book.export_csv(out, lesson.exercises, export, lesson=lesson.name)
+    if junit is not None:
+        students = [
+            (
+                row.student,
+                from_dict(json.loads(row.report)) if row.report else None,
+                row.standing.value,
+                row.message,
+            )
+            for row in book.rows()
+        ]
+        Path(junit).write_text(class_junit(students, lesson=lesson.name), encoding="utf-8")
+        print(f"JUnit XML of the class: {junit}", file=sys.stderr)
     book.close()
-    _summary(rows, out, reports, entries, remarks, failures, interrupted)
+    _summary(len(written.rows), out, reports, entries, remarks + list(written.notes), failures, interrupted)
     return 130 if interrupted else 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -12,22 +13,25 @@ from ..core.intake import take_in
 from ..core.lesson import Lesson
 from ..core.settings import Settings
 from ..engine.run import run_checks
-from ..formats.github import step_output, to_github
+from ..formats.github import annotations, step_output, step_summary, to_github
 from ..formats.gradescope import to_gradescope
 from ..formats.json_report import to_dict
+from ..formats.junit import to_junit
 from ..formats.text import to_text
 
-FORMATS = ("text", "json", "gradescope", "github")
+FORMATS = ("text", "json", "gradescope", "github", "junit")
 
 
-def render(report, fmt: str, *, seconds: float = 0.0) -> str:
-    """The report in one of FORMATS."""
+def render(report, fmt: str, *, seconds: float = 0.0, lesson: str = "") -> str:
+    """The report in one of FORMATS (``lesson`` names JUnit's suites)."""
     if fmt == "json":
         return json.dumps(to_dict(report), indent=2) + "\n"
     if fmt == "gradescope":
         return json.dumps(to_gradescope(report, execution_time=seconds), indent=2) + "\n"
     if fmt == "github":
         return json.dumps(to_github(report), indent=2) + "\n"
+    if fmt == "junit":
+        return to_junit(report, lesson=lesson)
     return to_text(report)
 
 
@@ -39,26 +43,48 @@ def main(
     fmt: str = "text",
     output: Path | None = None,
     github_output: bool = False,
+    github_summary: bool = False,
+    fail_under: float | None = None,
 ) -> int:
-    """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written.
+    """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written
+    (1 when the score is below ``fail_under``).
 
     With ``github_output``, also append the GitHub Classroom result to the file
-    named by $GITHUB_OUTPUT, as the step output ``result`` (base64 JSON).
+    named by $GITHUB_OUTPUT, as the step output ``result`` (base64 JSON). With
+    ``github_summary``, print one annotation per exercise that lost points and
+    append the report to the job summary ($GITHUB_STEP_SUMMARY).
     """
     intake, file = take_in(path, lesson.filename)
-    if github_output and not os.environ.get("GITHUB_OUTPUT"):
-        raise FileNotFoundError("--github-output needs $GITHUB_OUTPUT (set by GitHub Actions in every step)")
+    for wanted, variable in ((github_output, "GITHUB_OUTPUT"), (github_summary, "GITHUB_STEP_SUMMARY")):
+        if wanted and not os.environ.get(variable):
+            flag = "--github-output" if variable == "GITHUB_OUTPUT" else "--github-summary"
+            raise FileNotFoundError(f"{flag} needs ${variable} (set by GitHub Actions in every step)")
     print(f"grading {file} ...", file=sys.stderr)
     start = time.monotonic()
     report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
-    text = render(report, fmt, seconds=time.monotonic() - start)
+    text = render(report, fmt, seconds=time.monotonic() - start, lesson=lesson.name)
+    if github_summary:
+        for line in annotations(report, file=file.as_posix()):
+            print(line)
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as f:
+            f.write(step_summary(report, title=lesson.name, text=render(report, "text")))
     if output is None:
-        sys.stdout.write(text)
+        if github_summary:  # the report quotes the student: none of its lines is a workflow command
+            token = secrets.token_hex(16)
+            sys.stdout.write(f"::stop-commands::{token}\n{text}::{token}::\n")
+        else:
+            sys.stdout.write(text)
     else:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as err:  # a failed write names no file by itself
+            raise OSError(err.errno, err.strerror, str(output)) from None
         print(f"wrote {output}", file=sys.stderr)
     if github_output:
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
             f.write(step_output(to_github(report)))
     print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
+    if fail_under is not None and report.score < fail_under:
+        print(f"the score is below {fail_under:g} (--fail-under): failing", file=sys.stderr)
+        return 1
     return 0

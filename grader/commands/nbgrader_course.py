@@ -3,9 +3,10 @@
     python -m grader nbgrader-course OUT_DIR [--lesson NAME [--assignment NAME]]
     python -m grader nbgrader-collect COURSE_DIR OUT_DIR [--lesson NAME] [--assignment NAME] [--code]
 
-OUT_DIR receives ``nbgrader_config.py`` and, for each lesson NAME,
-``source/NAME/NAME.ipynb`` (generated from ``solutions/NAME.py`` by
-:func:`source_notebook`).
+OUT_DIR receives ``nbgrader_config.py`` (its paths relative to its own folder),
+``templates/grader_feedback/`` (nbgrader's feedback page, its output lines wrapped)
+and, for each lesson NAME, ``source/NAME/NAME.ipynb`` (generated from
+``solutions/NAME.py`` by :func:`source_notebook`).
 Then, inside OUT_DIR: ``nbgrader generate_assignment``, hand out ``release/``,
 collect into ``submitted/<student>/<assignment>/``, ``nbgrader autograde``,
 ``nbgrader export``. nbgrader itself is only needed for those steps, not here.
@@ -17,6 +18,7 @@ for ``batch``, which runs the code of their solution cells in its sandbox.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -36,14 +38,16 @@ ASSIGNMENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 CELL_TIMEOUT = 300
 
 CONFIG = """\
-# nbgrader configuration for the lessons of the course in {course!r},
+# nbgrader configuration for the lessons of a course of the grader,
 # written by `python -m grader nbgrader-course`. Run nbgrader from this folder.
+# Paths are relative to this folder: no absolute path of the instructor's machine is written.
 import os
 
 c = get_config()  # noqa: F821 - provided by traitlets when it loads this file
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 c.CourseDirectory.course_id = {course_id!r}
-c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.root = _HERE
 
 # The stub that replaces each solution region: the same as in the course's exercises/.
 c.ClearSolutions.code_stub = {{"python": {stub!r}}}
@@ -57,24 +61,70 @@ c.Autograde.create_student = True
 # The test cells import `grader` and grade with the course's checks: put the grader's
 # folder first on the path of the kernels nbgrader starts, and name the course to
 # them (they inherit this environment).
-_GRADER_ROOT = {root!r}
+_GRADER_ROOT = os.path.normpath(os.path.join(_HERE, {root!r}))
 if os.path.isdir(os.path.join(_GRADER_ROOT, "grader")):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (_GRADER_ROOT, os.environ.get("PYTHONPATH", "")) if p
     )
-os.environ[{variable!r}] = {course!r}
+os.environ[{variable!r}] = os.path.normpath(os.path.join(_HERE, {course!r}))
+
+# The feedback students get: nbgrader's own page, with long lines of a test cell's output
+# wrapped instead of cut off (templates/{template}/ extends nbgrader's `feedback`, whose page is
+# its index.html.j2).
+try:
+    import nbgrader as _nbgrader
+
+    c.HTMLExporter.template_name = {template!r}
+    c.HTMLExporter.template_file = {template!r} + ".html.j2"
+    c.HTMLExporter.extra_template_basedirs = [
+        os.path.join(_HERE, "templates"),
+        os.path.join(os.path.dirname(_nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+    ]
+except ImportError:
+    pass
 """
 
+#: The feedback template: nbgrader's, and test cells' output wrapped at the page's width.
+TEMPLATE = "grader_feedback"
+TEMPLATE_FILES = {
+    "conf.json": '{\n  "base_template": "feedback",\n  "mimetypes": {"text/html": true}\n}\n',
+    f"{TEMPLATE}.html.j2": """\
+{%- extends 'index.html.j2' -%}
+{#- written by `python -m grader nbgrader-course`: nbgrader's feedback page, and a test
+    cell's long lines wrapped at the page's width rather than cut off -#}
+{%- block header -%}
+{{ super() }}
+<style type="text/css">
+div.output_area pre, div.output_text pre {
+    white-space: pre-wrap;
+    overflow-wrap: anywhere;
+}
+</style>
+{%- endblock header -%}
+""",
+}
 
-def config_text(root: Path, *, course_id: str = "course") -> str:
-    """The ``nbgrader_config.py`` of an nbgrader course for the lessons of the course at ``root``."""
+
+def _relative(path: Path, start: Path) -> str:
+    """``path`` from ``start``; absolute only where no relative path exists (another drive)."""
+    try:
+        return os.path.relpath(path, start)
+    except ValueError:
+        return str(path)
+
+
+def config_text(root: Path, *, course_dir: Path, course_id: str = "course") -> str:
+    """The ``nbgrader_config.py`` of an nbgrader course in ``course_dir`` for the lessons of the
+    course at ``root`` (both found from the config's own folder)."""
+    here = Path(course_dir).resolve()
     return CONFIG.format(
         course_id=course_id,
         stub="\n".join(STUB),
         timeout=CELL_TIMEOUT,
-        root=str(IMPORTED_FROM),
+        root=_relative(IMPORTED_FROM, here),
         variable=COURSE_VARIABLE,
-        course=str(root),
+        course=_relative(Path(root).resolve(), here),
+        template=TEMPLATE,
     )
 
 
@@ -112,12 +162,16 @@ def main(*, lessons: tuple[Lesson, ...], out_dir: Path, assignment: str | None =
     notebooks = [source_notebook(lesson) for lesson in lessons]
     out_dir.mkdir(parents=True, exist_ok=True)
     config = out_dir / "nbgrader_config.py"
-    wanted = config_text(roots.pop())
+    wanted = config_text(roots.pop(), course_dir=out_dir)
     if config.exists() and config.read_text(encoding="utf-8") != wanted:
         print(f"kept {config} (it differs from the generated one; delete it to regenerate)", file=sys.stderr)
     else:
         config.write_text(wanted, encoding="utf-8")
         print(f"wrote {config}", file=sys.stderr)
+    for file, text in TEMPLATE_FILES.items():
+        target = out_dir / "templates" / TEMPLATE / file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
     for lesson, name, notebook in zip(lessons, names, notebooks, strict=True):
         target = write_notebook(notebook, out_dir / "source" / name / f"{lesson.name}.ipynb")
         print(f"wrote {target}", file=sys.stderr)

@@ -1,7 +1,7 @@
 """``release``: what students receive. No solution, no hidden check, no line of the reference.
 
 The release of one lesson holds its stubs, its public checks, the grader, a
-README for students and the GitHub Classroom workflow. Inside it ``python -m
+README for students and the GitHub Actions workflow (feedback on every push). Inside it ``python -m
 grader check`` works as here, minus the hidden checks and the reference (each
 exercise then runs with the student's own versions of the other functions).
 With no solution to read the exercises from, the release lists them in
@@ -57,16 +57,24 @@ def lesson_files(lesson: Lesson, *, hidden: bool) -> list[tuple[Path, str]]:
     return [(p, p.relative_to(lesson.root).as_posix()) for p in wanted if p.is_file()]
 
 
-def _text(name: str, lesson: Lesson) -> str:
-    """A file of ``release_files`` with the lesson's names filled in."""
+def _text(name: str, lesson: Lesson, *, fail_under: float | None = None) -> str:
+    """A file of ``release_files`` with the lesson's names (and the workflow's threshold) filled in."""
     first = lesson.exercises[0] if lesson.exercises else ""
     listing = "\n".join(f"- `{name}`" for name in lesson.exercises)
     text = (HERE / name).read_text(encoding="utf-8")
+    failing = (
+        f"\n# A push whose score is below {fail_under:g} points fails the job."
+        if fail_under is not None
+        else "\n# The job fails only when the grader cannot run, never for a low score."
+    )
+    text = text.replace("@FAIL_UNDER@", "" if fail_under is None else f" --fail-under {fail_under:g}")
+    text = text.replace("@FAILING@", failing)
     return text.replace("@LESSON@", lesson.name).replace("@FIRST@", first).replace("@LISTING@", listing)
 
 
-def main(*, lesson: Lesson, out_dir: Path) -> int:
-    """Write the release of ``lesson`` into ``out_dir`` (which must not exist yet, or be empty)."""
+def main(*, lesson: Lesson, out_dir: Path, fail_under: float | None = None) -> int:
+    """Write the release of ``lesson`` into ``out_dir`` (which must not exist yet, or be empty);
+    its workflow fails a push whose score is below ``fail_under`` (None: never for a score)."""
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose a new folder for the release")
@@ -78,7 +86,7 @@ def main(*, lesson: Lesson, out_dir: Path) -> int:
     (out / "README.md").write_text(_text("README.md", lesson), encoding="utf-8")
     workflow = out / ".github" / "workflows" / "classroom.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
-    workflow.write_text(_text("classroom.yml", lesson), encoding="utf-8")
+    workflow.write_text(_text("classroom.yml", lesson, fail_under=fail_under), encoding="utf-8")
     (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\n.hypothesis/\n", encoding="utf-8")
     print(f"wrote the release of {lesson.name} to {out}", file=sys.stderr)
     return 0

@@ -53,3 +53,8 @@ class GraderError(RuntimeError):
 
 class IsolationRefused(Exception):
     """The isolation asked for cannot be given safely here; the message says what to do."""
+
+
+class UsageError(Exception):
+    """What the command line asked for cannot be done (a roster without the column named, ...);
+    the message says why and what to pass instead."""

@@ -122,7 +122,9 @@ def _locate(typed: Path, absolute: Path, filename: str, nested: bool) -> tuple[P
     except FileNotFoundError:
         if os.path.islink(absolute):  # a link to nothing: refused as a link when opened
             return absolute.parent, absolute.name
-        raise IntakeError(f"{typed} does not exist", kind=Refusal.MISSING) from None
+        other = _other_case(absolute.parent, absolute.name)
+        hint = f" (there is {typed.with_name(other)}: the name must match exactly)" if other else ""
+        raise IntakeError(f"{typed} does not exist{hint}", kind=Refusal.MISSING) from None
     except OSError as err:
         raise IntakeError(f"{typed} could not be read ({err.strerror or err})") from None
     if not stat.S_ISDIR(found.st_mode):
@@ -140,6 +142,9 @@ def _choose(typed: Path, folder: Path, filename: str) -> str:
         raise IntakeError(f"{typed} could not be read ({err.strerror or err})") from None
     if filename in names:
         return filename
+    same = [n for n in names if n.casefold() == filename.casefold()]
+    if len(same) == 1:  # NAME.py written with other capitals: the student's file all the same
+        return same[0]
     notebooks = [n for n in names if n.endswith(".ipynb")]
     if len(notebooks) == 1:
         return notebooks[0]
@@ -152,6 +157,15 @@ def _choose(typed: Path, folder: Path, filename: str) -> str:
     raise IntakeError(f"{typed} is a folder without {filename} in it", kind=Refusal.MISSING)
 
 
+def _other_case(folder: Path, name: str) -> str:
+    """The one entry of ``folder`` named ``name`` with other capitals ('' when none, or several)."""
+    try:
+        same = [e.name for e in os.scandir(folder) if e.name != name and e.name.casefold() == name.casefold()]
+    except OSError:
+        return ""
+    return same[0] if len(same) == 1 else ""
+
+
 def _search(typed: Path, top: Path, filename: str) -> tuple[Path, str]:
     """(folder, file name) of the submission anywhere in ``top``: ``filename`` at the top, else
     the first one below, else its one notebook. Links to folders are not followed; a link where
@@ -159,10 +173,11 @@ def _search(typed: Path, top: Path, filename: str) -> tuple[Path, str]:
     scripts, notebooks = [], []
     for here, folders, files in os.walk(top, followlinks=False):
         folders[:] = sorted(f for f in folders if f != ".ipynb_checkpoints")
-        scripts += [Path(here, name) for name in files if name == filename]
+        scripts += [Path(here, name) for name in files if name.casefold() == filename.casefold()]
         notebooks += [Path(here, name) for name in files if name.endswith(".ipynb")]
-    if scripts:
-        chosen = top / filename if top / filename in scripts else sorted(scripts)[0]
+    if scripts:  # the exact name first, at the top first; else one named with other capitals
+        exact = [p for p in scripts if p.name == filename]
+        chosen = top / filename if top / filename in scripts else sorted(exact or scripts)[0]
     elif len(notebooks) == 1:
         chosen = notebooks[0]
     elif notebooks:

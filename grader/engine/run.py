@@ -6,10 +6,12 @@ import contextlib
 import importlib
 import io
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import configuration as hypothesis_configuration
 
 from ..core.diagnosis import Call, Diagnosis, diagnose
 from ..core.errors import Failure, GraderError, StudentError, StudentTimeout
@@ -183,7 +185,12 @@ def run_checks(
     ]
     captured = io.StringIO()
     alone = not opened.runs_here  # nothing in this process draws from numpy's global generator
-    with _plugin_autoload_off(), numpy_generator_left_alone(alone), contextlib.redirect_stdout(captured):
+    with (
+        _plugin_autoload_off(),
+        _nothing_stored(),
+        numpy_generator_left_alone(alone),
+        contextlib.redirect_stdout(captured),
+    ):
         code = pytest.main(args, plugins=[collector])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])
@@ -195,6 +202,25 @@ def run_checks(
         isolation=collector.isolation,
         diagnoses=collector.diagnoses,
     )
+
+
+@contextlib.contextmanager
+def _nothing_stored():
+    """Hypothesis keeps nothing where the checks run.
+
+    Besides its example database (which the profiles turn off), Hypothesis caches
+    the constants it reads in local source files, the course's checks and reference
+    among them, in ``.hypothesis/`` of the working folder: in a notebook's kernel
+    that is the folder nbgrader collects from and returns feedback into. For the run,
+    its storage is a temporary folder of its own, removed after.
+    """
+    home = vars(hypothesis_configuration).get("__hypothesis_home_directory")
+    with tempfile.TemporaryDirectory(prefix="grader-hypothesis-") as scratch:
+        hypothesis_configuration.set_hypothesis_home_dir(scratch)
+        try:
+            yield
+        finally:
+            hypothesis_configuration.set_hypothesis_home_dir(home)
 
 
 class _Points:

@@ -2,6 +2,7 @@
 
 Text for a terminal (:mod:`.text`), a score table (:mod:`.table`), the JSON report
 (:mod:`.json_report`, lossless), Gradescope's results.json (:mod:`.gradescope`),
-GitHub Classroom's result (:mod:`.github`), the gradebook and its CSV
-(:mod:`.gradebook`), and a lesson's nbgrader notebook (:mod:`.notebook`).
+GitHub Classroom's result and GitHub Actions' annotations and job summary (:mod:`.github`),
+JUnit XML (:mod:`.junit`), the gradebook and its CSV (:mod:`.gradebook`) in the layout an LMS
+imports (:mod:`.lms`), and a lesson's nbgrader notebook (:mod:`.notebook`).
 """

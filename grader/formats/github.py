@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
+from ..core.inert import one_line, visible
 from ..core.results import Report, Status, Visibility
 
 _STATUS = {Status.PASSED: "pass", Status.FAILED: "fail", Status.ERROR: "error", Status.TIMEOUT: "error"}
@@ -51,3 +52,84 @@ def step_output(result: dict) -> str:
     """The ``result=<base64 JSON>`` line for $GITHUB_OUTPUT."""
     encoded = base64.b64encode(json.dumps(result).encode()).decode()
     return f"result={encoded}\n"
+
+
+# -- GitHub Actions: annotations and the job summary, read on every push
+#
+# Workflow commands are lines of the step's stdout, ``::error file=F,title=T::message``. Their
+# escaping is the one of GitHub's toolkit (actions/toolkit, packages/core/src/command.ts):
+# in the message ``%``, CR and LF become ``%25``, ``%0D`` and ``%0A``; in a property value
+# ``:`` and ``,`` too (``%3A``, ``%2C``). Text between ``::stop-commands::TOKEN`` and ``::TOKEN::``
+# is never read as a command ("Stopping and starting workflow commands", GitHub Docs).
+
+#: Characters of a reason shown in an annotation (the full feedback is in the job summary).
+REASON_CHARS = 300
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub's toolkit does."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value (``file=``, ``title=``), escaped as GitHub's toolkit does."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def first_reason(report: Report, exercise: str) -> str:
+    """Why ``exercise`` lost points, in one line: its first failed check and that check's first
+    line of feedback (a hidden check's details stay hidden)."""
+    for t in report.tests:
+        if t.exercise == exercise and t.status is not Status.PASSED:
+            if t.visibility is Visibility.HIDDEN:
+                return f"{t.name.replace('_', ' ')}: failed (details are hidden)"
+            line = next((s for s in t.feedback.splitlines() if s.strip()), t.status.value)
+            line = one_line(line.strip())
+            if len(line) > REASON_CHARS:
+                line = line[: REASON_CHARS - 3] + "..."
+            return f"{t.name.replace('_', ' ')}: {line}"
+    return ""
+
+
+def annotations(report: Report, *, file: str) -> list[str]:
+    """One workflow command per exercise that lost points: ``::error`` when it scored nothing,
+    ``::warning`` when it kept some points; one ``::error`` alone when the file could not be used."""
+    where = f"file={escape_property(file)}"
+    if report.problem:
+        title = escape_property(f"{file} could not be graded")
+        return [f"::error {where},title={title}::{escape_data(one_line(report.problem))}"]
+    found = []
+    for e in report.exercises:
+        if e.score >= e.max_score:
+            continue
+        level = "error" if e.score <= 0 else "warning"
+        title = escape_property(f"{e.name}: {e.score:g}/{e.max_score:g}")
+        found.append(f"::{level} {where},title={title}::{escape_data(first_reason(report, e.name))}")
+    return found
+
+
+def step_summary(report: Report, *, title: str, text: str) -> str:
+    """The job summary (GitHub-flavoured markdown): the total once, a line per exercise, and
+    ``text`` (the readable report) as a block of code, whatever it holds."""
+    lines = [f"## {title}: {report.score:g}/{report.max_score:g}", ""]
+    if report.problem:
+        lines += ["The file could not be graded; the report below says why.", ""]
+    lines += ["| exercise | points | |", "|---|---:|---|"]
+    for e in report.exercises:
+        checks = [t for t in report.tests if t.exercise == e.name]
+        passed = sum(t.status is Status.PASSED for t in checks)
+        verdict = "all checks pass" if passed == len(checks) else f"{passed} of {len(checks)} checks pass"
+        lines.append(f"| `{e.name}` | {e.score:g}/{e.max_score:g} | {verdict} |")
+    fence = "`" * max(3, _longest_backticks(text) + 1)  # no line of the report can close it
+    lines += ["", "<details><summary>The full report</summary>", "", fence + "text", visible(text).rstrip()]
+    lines += [fence, "", "</details>", ""]
+    return "\n".join(lines)
+
+
+def _longest_backticks(text: str) -> int:
+    """The longest run of backticks in ``text``."""
+    longest, current = 0, 0
+    for ch in text:
+        current = current + 1 if ch == "`" else 0
+        longest = max(longest, current)
+    return longest

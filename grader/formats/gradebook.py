@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..core.inert import csv_cell
 from ..core.results import ExerciseResult, Standing
+from .lms import Export, Table, table
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS grades (
@@ -131,28 +131,21 @@ class Gradebook:
             for student, standing, file_hash, suite_hash, score, max_score, exercises, report, message in found
         ]
 
-    def export_csv(self, out: Path, exercises: tuple[str, ...]) -> int:
-        """Write the CSV (student, score, max_score, one column per exercise of ``exercises``);
-        returns its rows.
+    def export_csv(
+        self, out: Path, exercises: tuple[str, ...], export: Export | None = None, *, lesson: str = ""
+    ) -> Table:
+        """Write the CSV in ``export``'s layout (:mod:`grader.formats.lms`; plain: student, score,
+        max_score, one column per exercise of ``exercises``, status); returns what was written.
 
         Student ids are folder names, chosen by students: every cell goes through
         :func:`grader.core.inert.csv_cell`, so that ``=1+1`` reaches a spreadsheet as text.
         """
-        rows = self.rows()
+        written = table(self.rows(), exercises, export or Export(), lesson=lesson)
         out = Path(out)
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
         with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
-            writer.writerow(["student", "score", "max_score", *exercises])
-            for row in rows:
-                points = {e.name: e.score for e in row.exercises}
-                per = [_number(points.get(n, 0)) for n in exercises]
-                cells = [row.student, _number(row.score), _number(row.max_score), *per]
-                writer.writerow([csv_cell(cell) for cell in cells])
+            writer = csv.writer(f, quoting=csv.QUOTE_ALL if written.quote_all else csv.QUOTE_MINIMAL)
+            writer.writerow(written.header)
+            writer.writerows(written.rows)
         os.replace(tmp, out)
-        return len(rows)
-
-
-def _number(x) -> str:
-    x = float(x)
-    return str(int(x)) if x == int(x) else f"{x:g}"
+        return written

@@ -1,0 +1,251 @@
+"""The gradebook's CSV in the layout an LMS imports: plain, Canvas, Moodle or Blackboard.
+
+A pure function (:func:`table`) from the gradebook's rows (and, when given, the
+LMS's own roster) to a header and rows of cells; :func:`read_roster` reads the
+roster an instructor exported from the LMS. Where each layout comes from:
+
+* **Canvas** ("How do I import grades in the Gradebook?", Canvas Instructor Guide;
+  Ohio State's "Import a CSV file to Carmen Grades"): the columns ``Student``, ``ID``,
+  ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per assignment,
+  named as the assignment is in Canvas. Any other column becomes a new assignment,
+  so there is no ``score``/``max_score`` here. A Canvas export's second row,
+  ``Points Possible``, may stay in the file.
+* **Moodle** (Grades > Import > CSV file, ``grade/import/csv``): any columns; at
+  import the teacher maps one column ("Map from") to a user field ("Map to":
+  username, ID number, email) and each grade column to a grade item. Written as
+  ``Username`` and the assignment's column.
+* **Blackboard** Grade Center ("Uploading or Downloading Grade Center Items for
+  Working Offline", Blackboard Help for Instructors): students are matched by
+  ``Username``, columns by the column id Blackboard puts at the end of a downloaded
+  header (``Name [Total Pts: 100 Score] |1234``); a column without one becomes a new
+  column. In comma-delimited files every value is in quotes.
+
+Missing and failed submissions get a blank cell (the LMS then keeps whatever it had,
+and a real 0 stays told apart) or 0; the plain layout adds a ``status`` column.
+Every cell goes through :func:`grader.core.inert.csv_cell`: ids come from students'
+folder names, roster cells from whoever typed them in.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.enums import StrEnum
+from ..core.errors import UsageError
+from ..core.inert import csv_cell, one_line
+from ..core.results import Standing
+
+
+class Layout(StrEnum):
+    """Which tool the CSV is for."""
+
+    PLAIN = "plain"
+    CANVAS = "canvas"
+    MOODLE = "moodle"
+    BLACKBOARD = "blackboard"
+
+
+class Unsubmitted(StrEnum):
+    """What a student without a grade (missing, unreadable, failed) gets in the CSV."""
+
+    BLANK = "blank"
+    ZERO = "zero"
+
+
+#: Canvas's identifying columns, in the order its import expects them.
+CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+#: The roster column a student's folder name is matched with, when none is named.
+ROSTER_KEY = {
+    Layout.PLAIN: "student",
+    Layout.CANVAS: "SIS Login ID",
+    Layout.MOODLE: "Username",
+    Layout.BLACKBOARD: "Username",
+}
+#: Largest roster read (an LMS export of a large class is well under this).
+MAX_ROSTER = 16 << 20
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The LMS's own list of students, as exported from it."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    key: str
+    """The column holding what the student folders are named by."""
+
+
+@dataclass(frozen=True)
+class Export:
+    """How the batch writes its CSV."""
+
+    layout: Layout = Layout.PLAIN
+    assignment: str = ""
+    """The name of the grade's column in an LMS layout (the instructor's; the lesson's name
+    when empty)."""
+    unsubmitted: Unsubmitted | None = None
+    """None: blank in an LMS layout, 0 in the plain one."""
+    roster: Roster | None = None
+
+    @property
+    def blank(self) -> bool:
+        """Whether a student without a grade gets an empty cell."""
+        if self.unsubmitted is None:
+            return self.layout is not Layout.PLAIN
+        return self.unsubmitted is Unsubmitted.BLANK
+
+
+@dataclass(frozen=True)
+class Table:
+    """The CSV to write, and what the batch's summary should say about it."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple, ...]
+    quote_all: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+
+def read_roster(path: Path, key: str) -> Roster:
+    """The roster in ``path`` (CSV or tab-separated, UTF-8 or UTF-16 as LMS exports are), with
+    ``key`` among its columns; raises :class:`UsageError` saying what is wrong."""
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_ROSTER + 1)
+    except OSError as err:
+        raise UsageError(f"the roster {path} could not be read: {err.strerror or err}") from None
+    if len(data) > MAX_ROSTER:
+        raise UsageError(f"the roster {path} is over {MAX_ROSTER >> 20} MiB; is it the right file?")
+    encoding = "utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        raise UsageError(f"the roster {path} is not UTF-8 text; export it from the LMS as CSV") from None
+    first = text.split("\n", 1)[0]
+    delimiter = "\t" if first.count("\t") > first.count(",") else ","
+    lines = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter) if any(row)]
+    if not lines:
+        raise UsageError(f"the roster {path} is empty")
+    header = tuple(cell.strip() for cell in lines[0])
+    if key not in header:
+        columns = ", ".join(f"'{one_line(c)}'" for c in header)
+        raise UsageError(
+            f"the roster {path} has no column '{one_line(key)}' to match student folders with; "
+            f"its columns are {columns} (choose one with --roster-key)"
+        )
+    width = len(header)
+    rows = tuple(tuple(row[:width]) + ("",) * (width - len(row)) for row in lines[1:])
+    return Roster(header, rows, key)
+
+
+def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str) -> Table:
+    """The CSV of ``rows`` (the gradebook's :class:`grader.formats.gradebook.Row`, by student) in
+    ``export``'s layout; pure: no file is read or written."""
+    assignment = export.assignment or lesson
+    by_student = {row.student: row for row in rows}
+    notes: list[str] = []
+    if export.roster is None:
+        matched = [(None, row) for row in rows]
+    else:
+        matched = _join(export.roster, by_student, notes)
+    header, body = _layout(export, exercises, assignment, matched)
+    for _, row in matched:
+        if row is not None and row.standing is not Standing.GRADED:
+            what = "blank" if export.blank else "0"
+            why = f": {one_line(row.message)}" if row.message else ""
+            notes.append(
+                f"'{one_line(row.student)}': no grade ({row.standing.value}{why}); written as {what}"
+            )
+    cells = tuple(tuple(csv_cell(c) for c in line) for line in body)
+    return Table(tuple(csv_cell(h) for h in header), cells, export.layout is Layout.BLACKBOARD, tuple(notes))
+
+
+def _join(roster: Roster, by_student: dict, notes: list[str]) -> list[tuple]:
+    """Each roster line with its student's row (None: no submission, or a line that names no
+    student); students with a submission but no roster line are noted and left out."""
+    column = roster.header.index(roster.key)
+    folded: dict[str, list[str]] = {}
+    for student in by_student:
+        folded.setdefault(student.casefold(), []).append(student)
+    used: set[str] = set()
+    matched = []
+    for line in roster.rows:
+        value = line[column].strip()
+        student = value if value in by_student else None
+        if student is None and len(folded.get(value.casefold(), ())) == 1:
+            student = folded[value.casefold()][0]  # the same id, written with other capitals
+        if student in used:
+            notes.append(f"'{one_line(value)}': in the roster twice; the second line gets no grade")
+            matched.append((line, None))
+            continue
+        if student is None:
+            if value and not _points_possible(roster, line):
+                notes.append(f"'{one_line(value)}': in the roster, handed in nothing; written as missing")
+            matched.append((line, None))
+            continue
+        used.add(student)
+        matched.append((line, by_student[student]))
+    for student in by_student:
+        if student not in used:
+            notes.append(f"'{one_line(student)}': graded, but not in the roster; left out of the CSV")
+    return matched
+
+
+def _points_possible(roster: Roster, line: tuple) -> bool:
+    """Whether ``line`` is the ``Points Possible`` line a Canvas export has under its header."""
+    return bool(line) and line[0].strip() == "Points Possible"
+
+
+def _layout(export: Export, exercises, assignment: str, matched) -> tuple[tuple, list[tuple]]:
+    """(header, lines) of one layout."""
+    roster = export.roster
+    if export.layout is Layout.PLAIN:
+        base = ("student", "score", "max_score", *exercises, "status")
+        header = base if roster is None else (*roster.header, *(c for c in base if c not in roster.header))
+    elif roster is not None:
+        header = roster.header if assignment in roster.header else (*roster.header, assignment)
+    elif export.layout is Layout.CANVAS:
+        header = (*CANVAS_COLUMNS, assignment)
+    else:  # Moodle and Blackboard: the username, then the grade
+        header = ("Username", assignment)
+    lines = []
+    for line, row in matched:
+        cells = dict(zip(roster.header, line, strict=True)) if roster is not None else {}
+        if roster is not None and _points_possible(roster, line):
+            if export.layout is Layout.CANVAS and row is None:
+                cells[assignment] = _number(_max(matched))
+            lines.append(tuple(cells.get(h, "") for h in header))
+            continue
+        student = row.student if row is not None else ""
+        graded = row is not None and row.standing is Standing.GRADED
+        empty = "" if export.blank else "0"
+        score = _number(row.score) if graded else empty
+        if export.layout is Layout.PLAIN:
+            per = {e.name: e.score for e in row.exercises} if graded else {}
+            cells.setdefault("student", student)
+            cells["score"] = score
+            cells["max_score"] = _number(row.max_score if row is not None else _max(matched))
+            for name in exercises:
+                cells[name] = _number(per.get(name, 0)) if graded else empty
+            cells["status"] = row.standing.value if row is not None else Standing.MISSING.value
+        else:
+            if roster is None:
+                ids = {"Student": student, "SIS Login ID": student, "Username": student}
+                cells.update(ids)
+            cells[assignment] = score
+        lines.append(tuple(cells.get(h, "") for h in header))
+    return header, lines
+
+
+def _max(matched) -> float:
+    """The assignment's maximum, from any row that has one."""
+    return next((row.max_score for _, row in matched if row is not None), 0)
+
+
+def _number(x) -> str:
+    """A score as a spreadsheet reads it: ``7``, not ``7.0``."""
+    x = float(x)
+    return str(int(x)) if x == int(x) else f"{x:g}"

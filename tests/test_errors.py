@@ -1,0 +1,61 @@
+"""Errors from the command line are sentences: an OS error names its file and its problem, never
+a bare errno; a lesson's file named with other capitals is found, or named in the message."""
+
+from __future__ import annotations
+
+import shutil
+
+from grader.cli import os_message
+
+from .support import ATTENTION, python
+
+
+def test_an_os_error_is_a_sentence_with_its_file(tmp_path):
+    done = python("grade", str(ATTENTION.solution), "-o", str(tmp_path / "no" / "such" / "out.json"))
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"grader: could not use {tmp_path / 'no' / 'such' / 'out.json'}: no such file or directory"
+    assert "Traceback" not in done.stderr
+
+
+def test_a_failed_write_names_its_file(tmp_path):
+    folder = tmp_path / "out.json"
+    folder.mkdir()  # a folder where the report should go
+    done = python("grade", str(ATTENTION.solution), "-o", str(folder))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"grader: could not use {folder}: is a directory" in done.stderr
+
+
+def test_os_message_never_gives_a_bare_number():
+    assert os_message(FileNotFoundError(2, "No such file or directory")) == (
+        "no such file or directory (an operating system error, errno 2)"
+    )
+    assert os_message(PermissionError(13, "Permission denied", "/a", None, "/b")) == (
+        "could not use /a and /b: permission denied"
+    )
+    assert os_message(FileExistsError("out is not empty; choose a new folder")) == (
+        "out is not empty; choose a new folder"
+    )
+    assert (
+        os_message(FileNotFoundError(2, "No such file", "x\x1b[2J"))
+        == "could not use x\\x1b[2J: no such file"
+    )
+
+
+def test_a_file_named_with_other_capitals_is_graded(tmp_path):
+    folder = tmp_path / "ada"
+    folder.mkdir()
+    shutil.copy(ATTENTION.solution, folder / "Attention.py")
+    done = python("grade", str(folder), "--format", "json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert '"score": 100' in done.stdout
+
+
+def test_a_file_typed_with_other_capitals_is_named(tmp_path):
+    shutil.copy(ATTENTION.solution, tmp_path / "attention.py")
+    done = python("grade", str(tmp_path / "Attention.py"))
+    assert done.returncode == 2
+    assert (
+        f"Attention.py does not exist (there is {tmp_path / 'attention.py'}: the name must match exactly)"
+        in (done.stderr)
+    )
