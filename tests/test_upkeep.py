@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.core import get_random_for_wrapped_test
 
-from grader.engine.upkeep import fix_seed, numpy_generator_left_alone
+from grader.engine.upkeep import fix_seed, no_local_constants, numpy_generator_left_alone
 
 from .support import ATTENTION
 
@@ -85,3 +85,38 @@ def test_an_authors_own_seed_is_kept():
     assert seeded._hypothesis_internal_use_seed == 1234
     fix_seed(seeded, derandomize=False)
     assert seeded._hypothesis_internal_use_seed == 1234
+
+
+def _draws_of_integers() -> set[int]:
+    seen = set()
+
+    @settings(max_examples=300, database=None, derandomize=True)
+    @given(st.integers(0, 10**9))
+    def probe(n):
+        seen.add(n)
+
+    probe()
+    return seen
+
+
+def test_no_number_of_a_loaded_module_reaches_the_inputs(tmp_path, monkeypatch):
+    """A file loaded in the grading process (a student's, at isolation none) lends Hypothesis
+    none of its numbers while a run lasts; Hypothesis's default would."""
+    import importlib
+    import sys
+
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "student_file_with_numbers.py").write_text(
+        "TABLE = [" + ", ".join(str(777_000_001 + i) for i in range(40)) + "]\n"
+    )
+    monkeypatch.syspath_prepend(str(folder))
+    importlib.import_module("student_file_with_numbers")
+    theirs = set(range(777_000_001, 777_000_041))
+    try:
+        assert _draws_of_integers() & theirs  # Hypothesis's default: the file's numbers come up
+        with no_local_constants():
+            assert not _draws_of_integers() & theirs
+        assert _draws_of_integers() & theirs  # as before once the run is over
+    finally:
+        sys.modules.pop("student_file_with_numbers", None)

@@ -23,7 +23,7 @@ from .feedback import Outcome, outcome_of, paragraph
 from .marks import grading_of
 from .plugin import use_run
 from .submission import Submission
-from .upkeep import numpy_generator_left_alone
+from .upkeep import no_local_constants, numpy_generator_left_alone
 
 
 def _title(item) -> str:
@@ -189,6 +189,7 @@ def run_checks(
         _plugin_autoload_off(),
         _nothing_stored(),
         numpy_generator_left_alone(alone),
+        no_local_constants(),  # a check's inputs depend on nothing the process loaded before
         contextlib.redirect_stdout(captured),
     ):
         code = pytest.main(args, plugins=[collector])

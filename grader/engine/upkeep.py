@@ -1,4 +1,4 @@
-"""Two costs Hypothesis pays for every check, or every example, that grading does not need.
+"""What Hypothesis does by default that grading must not pay for, or must not depend on.
 
 Measured on the grading process of a batch (py-spy, 60 submissions):
 
@@ -16,8 +16,17 @@ Measured on the grading process of a batch (py-spy, 60 submissions):
   (the checks and the reference use generators of their own), and
   :func:`numpy_generator_left_alone` takes it off Hypothesis's list for the run.
 
-Both rely on how Hypothesis keeps these (private names): where they are not
-found, nothing changes and grading is only slower.
+* **Constants from loaded modules.** Now and then Hypothesis draws a number
+  from the literals of every "local" module loaded in the process (not the test
+  files): the grader's own modules as they happen to be imported, the reference,
+  and, where the student's code runs in this process, the student's file. The
+  inputs of a check would then depend on what the process loaded before (a long
+  batch's earlier students among it) and on numbers a student writes in a file.
+  :func:`no_local_constants` keeps that pool empty for the run: a check's inputs
+  depend on the check and its seed alone.
+
+All three rely on how Hypothesis keeps these (private names): where they are
+not found, nothing changes (a test says so: tests/test_upkeep.py).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from __future__ import annotations
 import contextlib
 
 from hypothesis.internal import entropy
+from hypothesis.internal.conjecture import providers
 from hypothesis.internal.reflection import function_digest
 
 #: Where the seed Hypothesis would derive for a check is kept, on the check's function.
@@ -71,3 +81,21 @@ def numpy_generator_left_alone(alone: bool):
     finally:
         for key, value in taken.items():
             entropy.RANDOMS_TO_MANAGE[key] = value
+
+
+@contextlib.contextmanager
+def no_local_constants():
+    """While it lasts, Hypothesis draws no constant from the modules loaded in this process."""
+    original = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    empty = getattr(providers, "Constants", None)
+    if original is None or cache is None or empty is None:
+        yield
+        return
+    cache.cache.clear()  # allowed constants computed from the pool so far
+    providers._get_local_constants = empty  # a fresh, empty pool at each call
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.cache.clear()
