@@ -111,7 +111,7 @@ class InProcess:
         except Alarm:
             raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
         mutated = tuple(k for k, raw in before.items() if given[k].tobytes() != raw)
-        return _outcome(said, mutated=mutated)
+        return _outcome(said, value=_copy(said["value"]) if said["ok"] else None, mutated=mutated)
 
     def close(self) -> None:
         pass
