@@ -97,17 +97,28 @@ _sp.Popen = _Popen
 '''
 
 
-def prelude(system: str) -> str:
-    """Python that takes away what ``system`` lacks, in the Python that runs it."""
-    text = _PRELUDE.format(system=system, lacks=LACKS[system])
+def prelude(system: str, keep: tuple[str, ...] = ()) -> str:
+    """Python that takes away what ``system`` lacks (but the attributes named in ``keep``, as
+    ``os.setresuid``), in the Python that runs it."""
+    lacks = LACKS[system]
+    lacks = {
+        "modules": lacks["modules"],
+        "attributes": {
+            module: tuple(n for n in names if f"{module}.{n}" not in keep)
+            for module, names in lacks["attributes"].items()
+        },
+    }
+    text = _PRELUDE.format(system=system, lacks=lacks)
     return f"_PRELUDE = {text!r}\n{text}"
 
 
-def grader_on(system: str, *args: str, folder: Path, timeout: float = 600, **kwargs):
-    """``python -m grader ARGS`` run from the repository root as on ``system``; ``folder`` (a new
-    folder of the test's) holds the prelude as ``sitecustomize.py``."""
+def grader_on(
+    system: str, *args: str, folder: Path, keep: tuple[str, ...] = (), timeout: float = 600, **kwargs
+):
+    """``python -m grader ARGS`` run (from the repository root, unless ``cwd`` says) as on
+    ``system``; ``folder`` (a new folder of the test's) holds the prelude as ``sitecustomize.py``."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "sitecustomize.py").write_text(prelude(system), encoding="utf-8")
+    (folder / "sitecustomize.py").write_text(prelude(system, keep), encoding="utf-8")
     env = {**kwargs.pop("env", os.environ)}
     env["PYTHONPATH"] = os.pathsep.join([str(folder), str(ROOT)])
     return subprocess.run(

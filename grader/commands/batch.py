@@ -49,7 +49,8 @@ from ..engine.run import suite_points
 from ..formats.gradebook import Gradebook, Row
 from ..formats.json_report import from_dict, to_dict
 from ..formats.text import to_text
-from ..sandbox.wardens import choose_level
+from ..core.errors import IsolationRefused
+from ..sandbox.wardens import choose_level, processes_missing
 
 #: Seconds a grade process may take beyond the submission's own time limit
 #: (start-up, loading the checks) before the batch gives up on it.
@@ -285,6 +286,9 @@ def main(*, lesson: Lesson, settings: Settings, folder: Path, out: Path, jobs: i
     folder, out = Path(folder), Path(out)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
+    missing = processes_missing()  # its grading processes are read through select(), as pipes
+    if missing:
+        raise IsolationRefused(f"batch runs on Linux and macOS ({missing} is missing here); grade one file with grade")
     isolation = choose_level(settings.isolation, lesson.private)  # refused here, once, not for every student
     jobs = jobs or os.cpu_count() or 1
     limits, examples = settings.limits, settings.examples
