@@ -4,7 +4,8 @@
 
 CI runs on Linux only, so these tests take the pieces away before the grader is imported:
 the modules become unimportable (a finder on ``sys.meta_path`` that raises ImportError), the
-attributes are deleted, ``/proc`` cannot be opened and ``ctypes`` finds no ``prctl``. The
+attributes are deleted and ``ctypes`` finds no ``prctl``; ``/proc`` is really gone (an empty
+folder is mounted over it, in a mount namespace of the run's own: the tests run as root). The
 prelude is written as a ``sitecustomize.py`` on ``PYTHONPATH``, so every Python the grader
 starts gets it too; a Python started isolated (``-I -S -c CODE``: the sandbox's warden) gets it
 through ``subprocess.Popen``, which the prelude wraps to put itself before ``CODE``.
@@ -13,6 +14,7 @@ through ``subprocess.Popen``, which the prelude wraps to put itself before ``COD
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,7 @@ from .support import ROOT
 #: What each system lacks: modules that cannot be imported, attributes of modules that do not
 #: exist, and whether /proc and prctl exist.
 LACKS = {
+    "linux": {"modules": (), "attributes": {}},  # nothing: the same run, for comparison
     "windows": {
         "modules": ("resource", "fcntl", "termios", "pty", "tty", "grp", "pwd", "syslog", "posix_ipc"),
         "attributes": {
@@ -32,8 +35,10 @@ LACKS = {
                 "ITIMER_VIRTUAL", "ITIMER_PROF",
             ),
             "os": (
-                "fork", "forkpty", "sched_setaffinity", "sched_getaffinity", "getuid", "geteuid",
-                "getgid", "getegid", "setsid", "killpg", "setresuid", "setresgid", "getresuid",
+                # (getuid and geteuid stay: libraries that see sys.platform == "linux" read them
+                # at import, as they read nothing of the kind on Windows)
+                "fork", "forkpty", "sched_setaffinity", "sched_getaffinity",
+                "setsid", "killpg", "setresuid", "setresgid", "getresuid",
                 "setuid", "setgid", "setgroups", "getpgid", "setpgid", "WNOHANG", "WUNTRACED",
                 "sysconf", "getloadavg",
             ),
@@ -52,7 +57,7 @@ LACKS = {
 
 _PRELUDE = '''
 # ---- the grader's tests: this Python as on {system} (tests/elsewhere.py) ----
-import builtins as _b, ctypes as _c, importlib.abc as _a, io as _io, os as _o, sys as _s
+import ctypes as _c, importlib.abc as _a, sys as _s
 # the standard library of this (Linux) Python reads these at import: it works as it would elsewhere
 import subprocess as _sp, selectors, tempfile, shutil, getpass  # noqa: F401
 _LACKS = {lacks!r}
@@ -69,16 +74,6 @@ for _module, _names in _LACKS["attributes"].items():
     for _n in _names:
         if hasattr(_m, _n):
             delattr(_m, _n)
-def _no_proc(_real):
-    def _opened(path, *args, **kwargs):
-        if isinstance(path, (str, bytes, _o.PathLike)) and _o.fsdecode(path).startswith("/proc"):
-            raise FileNotFoundError(2, "No such file or directory (no /proc on {system})", _o.fsdecode(path))
-        return _real(path, *args, **kwargs)
-    return _opened
-_b.open = _io.open = _no_proc(_io.open)
-_o.open = _no_proc(_o.open)
-_o.listdir = _no_proc(_o.listdir)
-_o.scandir = _no_proc(_o.scandir)
 class _NoPrctl(_c.CDLL):
     def __getattr__(self, name):
         if name in ("prctl", "syscall"):
@@ -112,17 +107,26 @@ def prelude(system: str, keep: tuple[str, ...] = ()) -> str:
     return f"_PRELUDE = {text!r}\n{text}"
 
 
-def grader_on(
+#: Mount an empty folder over /proc (in the mount namespace of the run alone), then run "$@".
+_NO_PROC = 'mount -t tmpfs -o size=4k,mode=0555 none /proc && exec "$@"'
+#: Whether this machine lets the tests hide /proc (root, and unshare).
+HIDES_PROC = os.name == "posix" and os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+def python_on(
     system: str, *args: str, folder: Path, keep: tuple[str, ...] = (), timeout: float = 600, **kwargs
-):
-    """``python -m grader ARGS`` run (from the repository root, unless ``cwd`` says) as on
-    ``system``; ``folder`` (a new folder of the test's) holds the prelude as ``sitecustomize.py``."""
+) -> subprocess.CompletedProcess:
+    """``python ARGS`` run (from the repository root, unless ``cwd`` says) as on ``system``;
+    ``folder`` (a new folder of the test's) holds the prelude as ``sitecustomize.py``."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sitecustomize.py").write_text(prelude(system, keep), encoding="utf-8")
     env = {**kwargs.pop("env", os.environ)}
-    env["PYTHONPATH"] = os.pathsep.join([str(folder), str(ROOT)])
+    env["PYTHONPATH"] = str(folder)
+    command = [sys.executable, *args]
+    if system != "linux":  # /proc is really gone: an empty folder mounted over it, for this run only
+        command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", _NO_PROC, "sh", *command]
     return subprocess.run(
-        [sys.executable, "-m", "grader", *args],
+        command,
         cwd=kwargs.pop("cwd", ROOT),
         capture_output=True,
         text=True,
@@ -130,3 +134,8 @@ def grader_on(
         env=env,
         **kwargs,
     )
+
+
+def grader_on(system: str, *args: str, folder: Path, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m grader ARGS`` as on ``system`` (see :func:`python_on`)."""
+    return python_on(system, "-m", "grader", *args, folder=folder, **kwargs)
