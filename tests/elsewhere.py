@@ -21,26 +21,24 @@ from pathlib import Path
 
 from .support import ROOT
 
-#: What each system lacks: modules that cannot be imported, attributes of modules that do not
-#: exist, and whether /proc and prctl exist.
+#: What each system lacks: modules that cannot be imported and attributes of modules that do not
+#: exist. Every system but Linux also lacks prctl and /proc.
 LACKS = {
     "linux": {"modules": (), "attributes": {}},  # nothing: the same run, for comparison
     "windows": {
         "modules": ("resource", "fcntl", "termios", "pty", "tty", "grp", "pwd", "syslog", "posix_ipc"),
         "attributes": {
-            "signal": (
-                "SIGALRM", "SIGKILL", "SIGCHLD", "SIGSTOP", "SIGCONT", "SIGXFSZ", "SIGHUP", "SIGQUIT",
-                "SIGUSR1", "SIGUSR2", "setitimer", "getitimer", "alarm", "pause", "pthread_kill",
-                "pthread_sigmask", "sigtimedwait", "sigwaitinfo", "siginterrupt", "ITIMER_REAL",
-                "ITIMER_VIRTUAL", "ITIMER_PROF",
+            "signal": tuple(
+                "SIGALRM SIGKILL SIGCHLD SIGSTOP SIGCONT SIGXFSZ SIGHUP SIGQUIT SIGUSR1 SIGUSR2 setitimer "
+                "getitimer alarm pause pthread_kill pthread_sigmask sigtimedwait sigwaitinfo siginterrupt "
+                "ITIMER_REAL ITIMER_VIRTUAL ITIMER_PROF".split()
             ),
-            "os": (
-                # (getuid and geteuid stay: libraries that see sys.platform == "linux" read them
-                # at import, as they read nothing of the kind on Windows)
-                "fork", "forkpty", "sched_setaffinity", "sched_getaffinity",
-                "setsid", "killpg", "setresuid", "setresgid", "getresuid",
-                "setuid", "setgid", "setgroups", "getpgid", "setpgid", "WNOHANG", "WUNTRACED",
-                "sysconf", "getloadavg",
+            # (getuid and geteuid stay: libraries that see sys.platform == "linux" read them at
+            # import, as they read nothing of the kind on Windows)
+            "os": tuple(
+                "fork forkpty sched_setaffinity sched_getaffinity setsid killpg setresuid setresgid "
+                "getresuid setuid setgid setgroups getpgid setpgid WNOHANG WUNTRACED sysconf "
+                "getloadavg".split()
             ),
             "socket": ("send_fds", "recv_fds", "AF_UNIX"),
         },
@@ -55,7 +53,7 @@ LACKS = {
     },
 }
 
-_PRELUDE = '''
+_PRELUDE = """
 # ---- the grader's tests: this Python as on {system} (tests/elsewhere.py) ----
 import ctypes as _c, importlib.abc as _a, sys as _s
 # the standard library of this (Linux) Python reads these at import: it works as it would elsewhere
@@ -79,7 +77,8 @@ class _NoPrctl(_c.CDLL):
         if name in ("prctl", "syscall"):
             raise AttributeError(name)
         return super().__getattr__(name)
-_c.CDLL = _NoPrctl
+if {system!r} != "linux":
+    _c.CDLL = _NoPrctl
 class _Popen(_sp.Popen):
     def __init__(self, args, *rest, **kwargs):
         if isinstance(args, list) and "-c" in args[:-1] and "-S" in args:  # an isolated Python
@@ -89,7 +88,7 @@ class _Popen(_sp.Popen):
         super().__init__(args, *rest, **kwargs)
 _sp.Popen = _Popen
 # ---- end of the prelude ----
-'''
+"""
 
 
 def prelude(system: str, keep: tuple[str, ...] = ()) -> str:

@@ -145,6 +145,21 @@ def test_the_release_and_its_readme_commands_work_on_windows(tmp_path):
     assert tests.returncode == 1 and " failed" in tests.stdout and " passed" in tests.stdout
 
 
+def test_the_commands_that_run_no_student_code_work_on_windows(tmp_path):
+    windows = tmp_path / "windows"
+    for args in (
+        ("release", str(tmp_path / "release")),
+        ("gradescope-bundle", str(tmp_path / "autograder.zip")),
+        ("nbgrader-course", str(tmp_path / "course")),
+        ("exercises", "--check"),
+    ):
+        done = grader_on("windows", *args, folder=windows)
+        _no_traceback(done)
+        assert done.returncode == 0, (args, done.stderr[-2000:])
+    assert (tmp_path / "autograder.zip").is_file()
+    assert (tmp_path / "course" / "source" / "attention" / "attention.ipynb").is_file()
+
+
 def test_the_release_workflow_runs_on_the_three_systems(tmp_path):
     workflow = (ROOT / "grader/commands/release_files/classroom.yml").read_text(encoding="utf-8")
     assert "runs-on: ${{ matrix.os }}" in workflow
@@ -170,7 +185,9 @@ def test_windows_refuses_the_sandboxes_and_batch_in_one_line(tmp_path):
         )
         assert f"the {level} level needs" in line and "--isolation none" in line
     line = _one_line_refusal(
-        grader_on("windows", "batch", str(ATTENTION.gallery), "--out", str(tmp_path / "g.csv"), folder=windows)
+        grader_on(
+            "windows", "batch", str(ATTENTION.gallery), "--out", str(tmp_path / "g.csv"), folder=windows
+        )
     )
     assert "batch runs on Linux and macOS" in line
     assert not (tmp_path / "g.sqlite").exists()
@@ -223,7 +240,7 @@ def test_the_process_level_gives_the_linux_report_on_macos(files, tmp_path, priv
         assert {t["status"] for t in json.loads(there.stdout)["tests"]} == {"timeout"}
 
 
-_PROBE = '''
+_PROBE = """
 def split_heads(x, n_heads):
     import ctypes, fcntl, os, signal
     seen = [hasattr(fcntl, "F_SETSIG"), hasattr(signal, "sigtimedwait"),
@@ -237,7 +254,7 @@ def _opens():
         return True
     except OSError:
         return False
-'''
+"""
 
 
 def test_the_macos_emulation_reaches_the_sandbox(tmp_path, private_course):

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
+from ..core.errors import IsolationRefused
 from ..core.inert import one_line
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
@@ -49,7 +50,6 @@ from ..engine.run import suite_points
 from ..formats.gradebook import Gradebook, Row
 from ..formats.json_report import from_dict, to_dict
 from ..formats.text import to_text
-from ..core.errors import IsolationRefused
 from ..sandbox.wardens import choose_level, processes_missing
 
 #: Seconds a grade process may take beyond the submission's own time limit
@@ -288,7 +288,9 @@ def main(*, lesson: Lesson, settings: Settings, folder: Path, out: Path, jobs: i
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
     missing = processes_missing()  # its grading processes are read through select(), as pipes
     if missing:
-        raise IsolationRefused(f"batch runs on Linux and macOS ({missing} is missing here); grade one file with grade")
+        raise IsolationRefused(
+            f"batch runs on Linux and macOS ({missing} is missing here); grade one file with grade"
+        )
     isolation = choose_level(settings.isolation, lesson.private)  # refused here, once, not for every student
     jobs = jobs or os.cpu_count() or 1
     limits, examples = settings.limits, settings.examples

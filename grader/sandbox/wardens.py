@@ -94,7 +94,9 @@ def level_problem(level: Isolation) -> str:
         if not sys.platform.startswith("linux"):
             return "the namespaces level needs Linux with bubblewrap; on this system use --isolation process"
         if not shutil.which("bwrap"):
-            return "the namespaces level needs bubblewrap (apt-get install bubblewrap), which is not installed"
+            return (
+                "the namespaces level needs bubblewrap (apt-get install bubblewrap), which is not installed"
+            )
     if level is Isolation.PROCESS and os.geteuid() == 0 and not _can_change_user():
         return (
             "the process level as root must run the student's code as another user, which this "
