@@ -38,7 +38,7 @@ LACKS = {
             "os": tuple(
                 "fork forkpty sched_setaffinity sched_getaffinity setsid killpg setresuid setresgid "
                 "getresuid setuid setgid setgroups getpgid setpgid WNOHANG WUNTRACED sysconf "
-                "getloadavg".split()
+                "getloadavg O_DIRECTORY O_NOFOLLOW O_NONBLOCK O_CLOEXEC O_NOCTTY".split()
             ),
             "socket": ("send_fds", "recv_fds", "AF_UNIX"),
         },
@@ -72,6 +72,17 @@ for _module, _names in _LACKS["attributes"].items():
     for _n in _names:
         if hasattr(_m, _n):
             delattr(_m, _n)
+if {system!r} == "windows":  # no function takes a folder's descriptor (dir_fd)
+    import os as _o
+    def _no_dir_fd(_real):
+        def _called(*args, dir_fd=None, **kwargs):
+            if dir_fd is not None:
+                raise NotImplementedError(f"dir_fd unavailable on this platform")
+            return _real(*args, **kwargs)
+        return _called
+    for _n in ("open", "stat", "unlink", "rmdir", "mkdir", "rename", "chmod", "utime", "readlink"):
+        setattr(_o, _n, _no_dir_fd(getattr(_o, _n)))
+    _o.supports_dir_fd = set()
 class _NoPrctl(_c.CDLL):
     def __getattr__(self, name):
         if name in ("prctl", "syscall"):

@@ -85,6 +85,24 @@ def test_every_option_of_check_runs_on_windows(tmp_path):
     assert "no sandbox can run on this system" in auto.stderr
 
 
+def test_check_takes_a_file_in_as_on_linux_on_windows(tmp_path):
+    """Without descriptors of folders (dir_fd) or O_NOFOLLOW, a link is still refused and a
+    missing file still named, in the same words."""
+    (tmp_path / "link").mkdir()
+    (tmp_path / "link" / "attention.py").symlink_to(ATTENTION.solution)
+    (tmp_path / "plain").mkdir()
+    shutil.copy(ATTENTION.solution, tmp_path / "plain" / "attention.py")
+    said = {}
+    for target in ("link", "missing", "plain"):
+        args = ("check", str(tmp_path / target / "attention.py"), "--only", "split_heads")
+        here, there = python(*args), grader_on("windows", *args, folder=tmp_path / "windows")
+        _no_traceback(there)
+        assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr)
+        said[target] = there.stdout + there.stderr
+    assert "symbolic link" in said["link"] and "does not exist" in said["missing"]
+    assert "Every check passes" in said["plain"]
+
+
 def test_the_student_side_imports_nothing_unix_only_on_windows(tmp_path):
     """The modules a student's command and a notebook's test cells import, on a Python where
     resource, fcntl and termios cannot be imported."""
