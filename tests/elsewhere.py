@@ -132,6 +132,8 @@ def python_on(
     (folder / "sitecustomize.py").write_text(prelude(system, keep), encoding="utf-8")
     env = {**kwargs.pop("env", os.environ)}
     env["PYTHONPATH"] = str(folder)
+    if system == "windows":  # what Windows writes to a pipe or a file: its ANSI code page
+        env["PYTHONIOENCODING"] = "cp1252"
     command = [sys.executable, *args]
     if system != "linux":  # /proc is really gone: an empty folder mounted over it, for this run only
         command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", _NO_PROC, "sh", *command]

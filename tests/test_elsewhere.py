@@ -103,6 +103,20 @@ def test_check_takes_a_file_in_as_on_linux_on_windows(tmp_path):
     assert "Every check passes" in said["plain"]
 
 
+def test_a_character_the_console_cannot_show_is_escaped_on_windows(tmp_path):
+    """A student's message in characters outside Windows' code page (its output redirected)."""
+    override = tmp_path / "override.py"
+    override.write_text(
+        'def split_heads(x, n_heads):\n    raise ValueError("\u2713 \u03b1\u03b2")\n', encoding="utf-8"
+    )
+    file = compose(override, tmp_path / "sub")
+    args = ("check", str(file), "--only", "split_heads")
+    there = grader_on("windows", *args, folder=tmp_path / "windows")
+    _no_traceback(there)
+    assert there.returncode == 1 and "\\u2713 \\u03b1\\u03b2" in there.stdout
+    assert "\u2713 \u03b1\u03b2" in python(*args).stdout  # on Linux, as written
+
+
 def test_the_student_side_imports_nothing_unix_only_on_windows(tmp_path):
     """The modules a student's command and a notebook's test cells import, on a Python where
     resource, fcntl and termios cannot be imported."""
