@@ -83,6 +83,7 @@ if {system!r} == "windows":  # no function takes a folder's descriptor (dir_fd)
     for _n in ("open", "stat", "unlink", "rmdir", "mkdir", "rename", "chmod", "utime", "readlink"):
         setattr(_o, _n, _no_dir_fd(getattr(_o, _n)))
     _o.supports_dir_fd = set()
+    shutil._use_fd_functions = False  # as shutil decides at import, where there is no dir_fd
 class _NoPrctl(_c.CDLL):
     def __getattr__(self, name):
         if name in ("prctl", "syscall"):
