@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .support import ROOT
 
 #: What each system lacks: modules that cannot be imported and attributes of modules that do not
@@ -120,8 +122,30 @@ def prelude(system: str, keep: tuple[str, ...] = ()) -> str:
 
 #: Mount an empty folder over /proc (in the mount namespace of the run alone), then run "$@".
 _NO_PROC = 'mount -t tmpfs -o size=4k,mode=0555 none /proc && exec "$@"'
-#: Whether this machine lets the tests hide /proc (root, and unshare).
-HIDES_PROC = os.name == "posix" and os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+def _hides_proc() -> bool:
+    """Whether this machine lets the tests hide /proc (root, unshare, and mounts allowed)."""
+    if os.name != "posix" or os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        _NO_PROC,
+        "sh",
+        "test",
+        "!",
+        "-e",
+        "/proc/self",
+    ]
+    return subprocess.run(probe, capture_output=True, timeout=60, check=False).returncode == 0
+
+
+HIDES_PROC = _hides_proc()
 
 
 def python_on(
@@ -129,6 +153,8 @@ def python_on(
 ) -> subprocess.CompletedProcess:
     """``python ARGS`` run (from the repository root, unless ``cwd`` says) as on ``system``;
     ``folder`` (a new folder of the test's) holds the prelude as ``sitecustomize.py``."""
+    if system != "linux" and not HIDES_PROC:
+        pytest.skip("hiding /proc needs root, unshare and mounts (as in CI)")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sitecustomize.py").write_text(prelude(system, keep), encoding="utf-8")
     env = {**kwargs.pop("env", os.environ)}

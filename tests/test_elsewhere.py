@@ -17,10 +17,8 @@ from grader.core.settings import Isolation
 from grader.sandbox import wardens
 from grader.sandbox.inprocess import Alarm, _watchdog, time_limit
 
-from .elsewhere import HIDES_PROC, grader_on, python_on
+from .elsewhere import grader_on, python_on
 from .support import ATTENTION, ROOT, compose, python
-
-pytestmark = pytest.mark.skipif(not HIDES_PROC, reason="hiding /proc needs root and unshare (as in CI)")
 
 BUG = ATTENTION.catalog / "bugs" / "mha_no_scaling.py"
 LOOP = ROOT / "tests" / "scenarios" / "infinite_loop" / "override.py"
