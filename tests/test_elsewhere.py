@@ -6,6 +6,7 @@ in one line."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import threading
@@ -236,6 +237,19 @@ def test_macos_as_root_refuses_the_process_level_in_one_line(tmp_path):
         )
     )
     assert "run the grader as an ordinary user" in line
+    # nor does auto fall back to running the student's code as root in the grader
+    tools = tmp_path / "bin"  # the tools the emulation needs, and no bubblewrap or setpriv
+    tools.mkdir()
+    for tool in ("sh", "unshare", "mount"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    auto = grader_on(
+        "macos",
+        "grade",
+        str(ATTENTION.solution),
+        folder=tmp_path / "macos",
+        env={**os.environ, "PATH": str(tools)},
+    )
+    assert "run the grader as an ordinary user" in _one_line_refusal(auto)
 
 
 def test_the_namespaces_level_needs_linux(monkeypatch):
