@@ -125,7 +125,10 @@ def _install(program: list[tuple[int, int, int, int]]) -> bool:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
         return False
-    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS: required to install a filter
+    prctl = getattr(libc, "prctl", None)
+    if prctl is None:  # not Linux after all
+        return False
+    if prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS: required to install a filter
         return False
     fprog = Fprog(len(program), filters)
-    return libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+    return prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER

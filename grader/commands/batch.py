@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
+from ..core.errors import IsolationRefused
 from ..core.inert import one_line
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
@@ -51,7 +52,7 @@ from ..formats.json_report import from_dict, to_dict
 from ..formats.junit import class_junit
 from ..formats.lms import Export
 from ..formats.text import to_text
-from ..sandbox.wardens import choose_level
+from ..sandbox.wardens import choose_level, processes_missing
 
 #: Seconds a grade process may take beyond the submission's own time limit
 #: (start-up, loading the checks) before the batch gives up on it.
@@ -297,6 +298,11 @@ def main(
     folder, out = Path(folder), Path(out)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
+    missing = processes_missing()  # its grading processes are read through select(), as pipes
+    if missing:
+        raise IsolationRefused(
+            f"batch runs on Linux and macOS ({missing} is missing here); grade one file with grade"
+        )
     isolation = choose_level(settings.isolation, lesson.private)  # refused here, once, not for every student
     jobs = jobs or os.cpu_count() or 1
     limits, examples = settings.limits, settings.examples

@@ -199,20 +199,7 @@ def _read(folder: Path, name: str, shown: str) -> bytes:
     is ever read, so a file that grows meanwhile is refused too.
     """
     cap = MAX_NOTEBOOK if name.endswith(".ipynb") else MAX_SOURCE
-    try:
-        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as err:
-        raise IntakeError(f"{shown} could not be read ({err.strerror or err})") from None
-    try:
-        _refuse_odd(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode, name)
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        fd = os.open(name, flags, dir_fd=directory)
-    except FileNotFoundError:
-        raise IntakeError(f"{shown} does not exist", kind=Refusal.MISSING) from None
-    except OSError as err:
-        raise _unopenable(name, err) from None
-    finally:
-        os.close(directory)
+    fd = _open_at(folder, name, shown) if _OPENS_AT else _open_checked(folder / name, name, shown)
     try:
         found = os.fstat(fd)
         _refuse_odd(found.st_mode, name)  # it may have been swapped since it was looked at
@@ -224,6 +211,50 @@ def _read(folder: Path, name: str, shown: str) -> bytes:
         os.close(fd)
     _refuse_size(name, len(raw), cap)
     return raw
+
+
+#: Whether this system opens a file by its name in a folder held open (POSIX; not Windows).
+_OPENS_AT = {os.open, os.stat} <= os.supports_dir_fd and all(
+    hasattr(os, flag) for flag in ("O_DIRECTORY", "O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC")
+)
+
+
+def _open_at(folder: Path, name: str, shown: str) -> int:
+    """A descriptor of the regular file ``name`` in ``folder``: the folder is held open while the
+    file is looked at (links not followed) and opened (without following a link, without waiting
+    on a pipe)."""
+    try:
+        directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as err:
+        raise IntakeError(f"{shown} could not be read ({err.strerror or err})") from None
+    try:
+        _refuse_odd(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode, name)
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        return os.open(name, flags, dir_fd=directory)
+    except FileNotFoundError:
+        raise IntakeError(f"{shown} does not exist", kind=Refusal.MISSING) from None
+    except OSError as err:
+        raise _unopenable(name, err) from None
+    finally:
+        os.close(directory)
+
+
+def _open_checked(path: Path, name: str, shown: str) -> int:
+    """A descriptor of the regular file at ``path``, where no folder can be held open (Windows):
+    the file is looked at without following a link, opened, and must still be the file looked at."""
+    try:
+        seen = os.lstat(path)
+        _refuse_odd(seen.st_mode, name)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOINHERIT", 0))
+    except FileNotFoundError:
+        raise IntakeError(f"{shown} does not exist", kind=Refusal.MISSING) from None
+    except OSError as err:
+        raise _unopenable(name, err) from None
+    found = os.fstat(fd)
+    if (found.st_dev, found.st_ino) != (seen.st_dev, seen.st_ino):
+        os.close(fd)
+        raise IntakeError(f"{name} was replaced while it was being read; hand it in again.")
+    return fd
 
 
 def _refuse_odd(mode: int, name: str) -> None:

@@ -1,7 +1,8 @@
 """The student's code in the checker's own process (isolation ``none``), or nowhere at all.
 
-Fast, for a student checking their own work: each call runs under an alarm
-(:func:`time_limit`). :class:`Refused` stands for a submission that could not be
+Fast, for a student checking their own work: each call runs under a time limit
+(:func:`time_limit`: an alarm signal, or a watchdog thread where the system has no
+``SIGALRM``). :class:`Refused` stands for a submission that could not be
 taken in: nothing runs, and every check says why.
 """
 
@@ -30,14 +31,20 @@ def _ring(signum, frame):
 
 @contextmanager
 def time_limit(seconds: float | None):
-    """Interrupt the block with Alarm after ``seconds`` (main thread, POSIX only)."""
-    usable = (
-        seconds is not None
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not usable:
+    """Interrupt the block with Alarm after ``seconds``.
+
+    Where the system has ``SIGALRM`` (Linux, macOS) and the block runs in the main thread, an
+    interval timer raises it: a signal also cuts a ``time.sleep`` short. Elsewhere (Windows,
+    which has no ``SIGALRM``; a thread other than the main one) a watchdog does it
+    (:func:`_watchdog`). Either way the block sees one Alarm, once its time is up, and none
+    after the block has ended.
+    """
+    if seconds is None:
         yield
+        return
+    if not _ALARMS or threading.current_thread() is not threading.main_thread():
+        with _watchdog(seconds):
+            yield
         return
     previous = signal.getsignal(signal.SIGALRM)
     if previous is not _ring:
@@ -49,6 +56,78 @@ def time_limit(seconds: float | None):
         signal.setitimer(signal.ITIMER_REAL, 0)
         if previous is not _ring:
             signal.signal(signal.SIGALRM, previous)
+
+
+#: Whether this system has the interval timer and its signal (not on Windows).
+_ALARMS = hasattr(signal, "SIGALRM") and hasattr(signal, "setitimer")
+
+
+@contextmanager
+def _watchdog(seconds: float):
+    """Raise Alarm in this thread after ``seconds``, from a thread that waits for them.
+
+    Why a thread that raises an exception in this one (CPython's ``PyThreadState_SetAsyncExc``,
+    reached through ctypes) rather than the other ways to stop a call without ``SIGALRM``:
+
+    * ``_thread.interrupt_main`` raises KeyboardInterrupt in the main thread only, or runs the
+      handler of SIGINT, which a Jupyter kernel (where the nbgrader test cells run) keeps for
+      its own interrupt button: the student's Ctrl-C and the grader's limit would be mixed up.
+      The exception set here is Alarm itself, in the very thread that runs the call, whichever
+      it is, and no signal handler is touched.
+    * a child process for each call (multiprocessing's spawn) would start a Python, import
+      numpy and load the student's file again for every call, and the arguments and results
+      would be pickled across: the ``none`` level exists to be fast, and it checks which
+      arguments a call changed in place by looking at them in this process.
+
+    As with a signal, the exception arrives when the interpreter next runs Python code: a
+    loop of the student's is stopped, a single long call into C (a ``time.sleep``, a huge
+    matrix product) only when it returns. Where ctypes cannot reach the interpreter (not
+    CPython), the block runs without a limit.
+    """
+    target = threading.get_ident()
+    raise_in = _async_raiser()
+    if raise_in is None:
+        yield
+        return
+    lock, over = threading.Lock(), threading.Event()
+    state = {"done": False, "fired": False}
+
+    def watch():
+        if over.wait(seconds):
+            return
+        with lock:
+            if not state["done"]:
+                raise_in(target, Alarm)
+                state["fired"] = True
+
+    watcher = threading.Thread(target=watch, name="grader-time-limit", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        with lock:
+            state["done"] = True  # the watchdog raises nothing from now on
+        over.set()
+        if state["fired"]:
+            raise_in(target, None)  # an Alarm not delivered yet never escapes the block
+
+
+def _async_raiser():
+    """A function ``(thread id, exception class or None)`` that sets (or clears) the exception
+    a thread raises when it next runs Python code; None where ctypes cannot do it."""
+    try:
+        import ctypes
+
+        set_async = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    except (ImportError, AttributeError):
+        return None
+    set_async.argtypes = (ctypes.c_ulong, ctypes.py_object)
+    set_async.restype = ctypes.c_int
+
+    def raise_in(thread: int, exception) -> None:
+        set_async(thread, ctypes.py_object(exception) if exception is not None else ctypes.py_object())
+
+    return raise_in
 
 
 def _copy(value):

@@ -62,14 +62,69 @@ WARDEN_TIMEOUT = 10.0
 @functools.cache
 def best_level() -> Isolation:
     """The strongest isolation this machine offers."""
-    if sys.platform.startswith("linux") and shutil.which("bwrap"):
+    if not level_problem(Isolation.NAMESPACES):
         with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
             probe = subprocess.run(
                 _bwrap_prefix(Path(tmp)) + ["/bin/true"], capture_output=True, timeout=30, check=False
             )
         if probe.returncode == 0:
             return Isolation.NAMESPACES
-    return Isolation.PROCESS if os.name == "posix" else Isolation.NONE
+    # a root grader that cannot change user is refused by choose_level, never given ``none``
+    return Isolation.NONE if processes_missing() else Isolation.PROCESS
+
+
+def level_problem(level: Isolation) -> str:
+    """Why ``level`` cannot run on this system, in one line ('' where it can).
+
+    ``namespaces`` needs Linux and bubblewrap; ``process`` needs a POSIX system with
+    processes forked and limited and descriptors passed over sockets (Linux, macOS), and,
+    for a grader run as root, a way to run the student's code as another user (Linux's
+    ``setresuid`` and ``setpriv``); ``none`` runs everywhere. The checks look for the
+    pieces themselves, not for the system's name.
+    """
+    if level not in (Isolation.NAMESPACES, Isolation.PROCESS):
+        return ""
+    missing = processes_missing()
+    if missing:
+        return (
+            f"the {level.value} level needs {'Linux' if level is Isolation.NAMESPACES else 'Linux or macOS'} "
+            f"({missing} is missing here); on this system only --isolation none runs: the student's "
+            "code inside the grader, for checking one's own work, never for grades of code you do not trust"
+        )
+    if level is Isolation.NAMESPACES:
+        if not sys.platform.startswith("linux"):
+            return "the namespaces level needs Linux with bubblewrap; on this system use --isolation process"
+        if not shutil.which("bwrap"):
+            return (
+                "the namespaces level needs bubblewrap (apt-get install bubblewrap), which is not installed"
+            )
+    if level is Isolation.PROCESS and os.geteuid() == 0 and not _can_change_user():
+        return (
+            "the process level as root must run the student's code as another user, which this "
+            "system does not allow the grader (it needs setresuid and setpriv, from Linux): "
+            "run the grader as an ordinary user"
+        )
+    return ""
+
+
+def processes_missing() -> str:
+    """The first piece the sandboxes need that this Python lacks ('' if none is missing)."""
+    for module, names in ((os, ("fork", "killpg", "setsid")), (socket, ("send_fds", "recv_fds"))):
+        for name in names:
+            if not hasattr(module, name):
+                return f"{module.__name__}.{name}"
+    for module in ("resource", "fcntl"):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"the module {module}"
+    return ""
+
+
+def _can_change_user() -> bool:
+    return all(hasattr(os, name) for name in ("setresuid", "setresgid", "getresuid")) and bool(
+        shutil.which("setpriv")
+    )
 
 
 def choose_level(requested: Isolation, private: tuple[Path, ...]) -> Isolation:
@@ -82,6 +137,14 @@ def choose_level(requested: Isolation, private: tuple[Path, ...]) -> Isolation:
     (``private``, the lesson's) must be unreadable to such a user (checked before grading)."""
     requested = Isolation(requested)
     level = Isolation(best_level() if requested is Isolation.AUTO else requested)
+    problem = level_problem(level)
+    if problem:
+        raise IsolationRefused(problem)
+    if requested is Isolation.AUTO and level is Isolation.NONE:
+        _warn_once(
+            "no sandbox can run on this system: the student's code runs inside the grader (fine for "
+            "checking your own work; grade code you do not trust on Linux or macOS)"
+        )
     if requested is Isolation.AUTO and level is Isolation.PROCESS:
         if os.geteuid() == 0:
             raise IsolationRefused(
@@ -287,12 +350,15 @@ class Warden(Deadlined):
         keep = [theirs.fileno()]
         if self.level == "namespaces":
             inside_code, inside_work = CODE, WORK
-        else:  # the way to this folder may be closed to the unprivileged user the warden runs as
-            # (a private TMPDIR), the folders themselves are not: the code is reached through a
-            # descriptor opened here, the work folder is the warden's working directory
+        elif os.path.isdir("/proc/self/fd"):  # the way to this folder may be closed to the
+            # unprivileged user the warden runs as (a private TMPDIR), the folders themselves are
+            # not: the code is reached through a descriptor opened here, the work folder is the
+            # warden's working directory
             code_fd = os.open(code, os.O_RDONLY | os.O_DIRECTORY)
             keep.append(code_fd)
             inside_code, inside_work = f"/proc/self/fd/{code_fd}", os.curdir
+        else:  # no /proc (macOS): the warden runs as this user (level_problem), who can reach it
+            inside_code, inside_work = str(code), os.curdir
         site = str(Path(np.__file__).resolve().parent.parent)
         scope = "namespace" if self.level == "namespaces" else "process"
         # at the process level as root, the warden also sweeps the machine's shared scratch
