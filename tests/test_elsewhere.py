@@ -167,9 +167,11 @@ def test_the_release_and_its_readme_commands_work_on_windows(tmp_path):
         here = python_on("linux", "-m", "grader", "check", *options, folder=tmp_path / "linux", cwd=release)
         there = grader_on("windows", "check", *options, folder=tmp_path / "windows", cwd=release)
         _no_traceback(there)
+        if "--explore" in options:  # random inputs: 5 of them may miss the bug, on either system
+            assert there.returncode in (0, 1) and "Total" in there.stdout, there.stderr[-2000:]
+            continue
         assert there.returncode == here.returncode == 1
-        if "--explore" not in options:
-            assert there.stdout == here.stdout
+        assert there.stdout == here.stdout
     tests = python_on(
         "windows", "-m", "pytest", "-q", "-p", "no:cacheprovider", folder=tmp_path / "windows", cwd=release
     )
