@@ -49,10 +49,10 @@ def keys_and_values(x: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, H: int) -> 
 def repeated(kv: np.ndarray, n_rep: int) -> np.ndarray:
     """(..., H_kv, T, Dh) -> (..., H_kv*n_rep, T, Dh): query head h gets key/value head h // n_rep."""
     *lead, H_kv, T, Dh = kv.shape
-    out = np.empty((*lead, H_kv * n_rep, T, Dh), dtype=kv.dtype)
+    copies = np.empty((*lead, H_kv * n_rep, T, Dh), dtype=kv.dtype)
     for h in range(H_kv * n_rep):
-        out[..., h, :, :] = kv[..., h // n_rep, :, :]
-    return out
+        copies[..., h, :, :] = kv[..., h // n_rep, :, :]
+    return copies
 
 
 def widened(W: np.ndarray, n_kv_heads: int, n_rep: int) -> np.ndarray:

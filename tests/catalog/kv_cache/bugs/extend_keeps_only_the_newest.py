@@ -1,0 +1,9 @@
+"""The cache is replaced by the new tokens' keys and values: only the newest are kept."""
+
+EXERCISE = "extend_cache"
+
+import numpy as np
+
+
+def extend_cache(cache, kv_new):
+    return kv_new.copy()

@@ -1,0 +1,9 @@
+"""The new tokens are put before the earlier ones."""
+
+EXERCISE = "extend_cache"
+
+import numpy as np
+
+
+def extend_cache(cache, kv_new):
+    return np.concatenate([kv_new, cache], axis=-2)
