@@ -26,16 +26,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import ATTENTION, compose, grade_folders  # noqa: E402
+from tests.support import ATTENTION, KV_CACHE, compose, grade_folders  # noqa: E402
 from tests.test_catalog import BUGS, CORRECT, TRIVIAL, exercise_of  # noqa: E402
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
+KV_BUGGY = KV_CACHE.gallery / "typical-mistakes" / "kv_cache.py"
 COMMANDS = {
     "check --public  reference": ["check", "--public", str(ATTENTION.solution)],
     "check           reference": ["check", str(ATTENTION.solution)],
     "grade --json    reference": ["grade", str(ATTENTION.solution), "--format", "json"],
     "check --public  buggy": ["check", "--public", str(BUGGY)],
     "grade --json    buggy": ["grade", str(BUGGY), "--format", "json"],
+    # the second lesson, kv_cache
+    "check --public  kv_cache reference": ["check", "--public", str(KV_CACHE.solution)],
+    "grade --json    kv_cache reference": ["grade", str(KV_CACHE.solution), "--format", "json"],
+    "check --public  kv_cache buggy": ["check", "--public", str(KV_BUGGY)],
+    "grade --json    kv_cache buggy": ["grade", str(KV_BUGGY), "--format", "json"],
 }
 
 

@@ -139,7 +139,8 @@ def decode_step(x_new, cache, W_q, W_k, W_v, W_o, n_heads):
     keys, values = cache[0], cache[1]  # each (..., H, T, Dh) with T = T_past + T_new
     T = keys.shape[-2]
 
-    scores = q @ np.swapaxes(keys, -1, -2) / np.sqrt(Dh)  # (..., H, T_new, Dh) @ (..., H, Dh, T) -> (..., H, T_new, T)
+    keys_t = np.swapaxes(keys, -1, -2)  # (..., H, T, Dh) -> (..., H, Dh, T)
+    scores = q @ keys_t / np.sqrt(Dh)  # (..., H, T_new, Dh) @ (..., H, Dh, T) -> (..., H, T_new, T)
     scores = np.where(causal_mask(T_new, T), scores, -np.inf)  # (..., H, T_new, T), later keys hidden
     weights = softmax(scores, axis=-1)  # (..., H, T_new, T), each row sums to 1
     heads = weights @ values  # (..., H, T_new, T) @ (..., H, T, Dh) -> (..., H, T_new, Dh)

@@ -94,7 +94,9 @@ def draw_dims(draw, *, min_tokens: int = 1, grouped: bool = False, min_kv_heads:
     divisor of H (H_kv < H most of the time)."""
     big = large(draw)
     if big:
-        batch = tuple(draw(between(1, BIG_MAX_BATCH_SIZE)) for _ in range(draw(between(0, BIG_MAX_BATCH_AXES))))
+        batch = tuple(
+            draw(between(1, BIG_MAX_BATCH_SIZE)) for _ in range(draw(between(0, BIG_MAX_BATCH_AXES)))
+        )
         T = draw(between(max(min_tokens, BIG_MIN_TOKENS), BIG_MAX_TOKENS))
         H = draw(between(2, BIG_MAX_HEADS))
         Dh = draw(between(1, BIG_MAX_WIDTH // H))
@@ -164,9 +166,10 @@ class Sequence:
     chunks: tuple[int, ...]
 
     def describe(self) -> str:
-        return pretty(
-            x=self.x, W_q=self.W_q, W_k=self.W_k, W_v=self.W_v, W_o=self.W_o, n_heads=self.n_heads
-        ) + f"\nsteps = {list(self.chunks)}  # tokens given to each call of decode_step"
+        return (
+            pretty(x=self.x, W_q=self.W_q, W_k=self.W_k, W_v=self.W_v, W_o=self.W_o, n_heads=self.n_heads)
+            + f"\nsteps = {list(self.chunks)}  # tokens given to each call of decode_step"
+        )
 
     @property
     def weights(self) -> tuple[np.ndarray, ...]:
@@ -230,15 +233,26 @@ class Grouped:
 
     def describe(self) -> str:
         return pretty(
-            x=self.x, W_q=self.W_q, W_k=self.W_k, W_v=self.W_v, W_o=self.W_o,
-            n_heads=self.n_heads, n_kv_heads=self.n_kv_heads,
+            x=self.x,
+            W_q=self.W_q,
+            W_k=self.W_k,
+            W_v=self.W_v,
+            W_o=self.W_o,
+            n_heads=self.n_heads,
+            n_kv_heads=self.n_kv_heads,
         )
 
     def args(self, **replace) -> tuple:
         """Positional arguments of gqa_forward, some replaced by name."""
         given = {
-            "x": self.x, "W_q": self.W_q, "W_k": self.W_k, "W_v": self.W_v, "W_o": self.W_o,
-            "n_heads": self.n_heads, "n_kv_heads": self.n_kv_heads, **replace,
+            "x": self.x,
+            "W_q": self.W_q,
+            "W_k": self.W_k,
+            "W_v": self.W_v,
+            "W_o": self.W_o,
+            "n_heads": self.n_heads,
+            "n_kv_heads": self.n_kv_heads,
+            **replace,
         }
         return tuple(given[k] for k in ("x", "W_q", "W_k", "W_v", "W_o", "n_heads", "n_kv_heads"))
 

@@ -49,8 +49,14 @@ def test_token_by_token_equals_all_at_once(student, seq):
     whole, _ = decode(student, seq, (T,))
     stepwise, _ = decode(student, seq, (1,) * T)
     at_work(stepwise, seq, name="decode_step one token at a time")
-    expect.close(stepwise, whole, rtol=RTOL, atol=ATOL, name="the outputs one token at a time",
-                 what="differ from those of one call on all the tokens")
+    expect.close(
+        stepwise,
+        whole,
+        rtol=RTOL,
+        atol=ATOL,
+        name="the outputs one token at a time",
+        what="differ from those of one call on all the tokens",
+    )
 
 
 @graded("decode_step", points=5)
@@ -62,8 +68,14 @@ def test_uneven_steps_equal_all_at_once(student, seq):
     whole, _ = decode(student, seq, (T,))
     chunked, _ = decode(student, seq, seq.chunks)
     at_work(chunked, seq, name=f"decode_step in steps {list(seq.chunks)}")
-    expect.close(chunked, whole, rtol=RTOL, atol=ATOL, name=f"the outputs in steps {list(seq.chunks)}",
-                 what="differ from those of one call on all the tokens")
+    expect.close(
+        chunked,
+        whole,
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"the outputs in steps {list(seq.chunks)}",
+        what="differ from those of one call on all the tokens",
+    )
 
 
 @graded("decode_step", points=5)
@@ -73,12 +85,18 @@ def test_cache_holds_the_keys_and_values_so_far(student, seq):
     by head, in token order: nothing more, nothing less."""
     _, caches = decode(student, seq, seq.chunks)
     start = 0
-    for size, cache in zip(seq.chunks, caches):
+    for size, cache in zip(seq.chunks, caches, strict=True):
         start += size
         prefix = seq.x[..., :start, :]  # (..., t, D)
         want = keys_and_values(prefix, seq.W_k, seq.W_v, seq.n_heads)  # (2, ..., H, t, Dh)
-        expect.close(cache, want, rtol=RTOL, atol=ATOL, name=f"the cache after {start} tokens",
-                     what="is not the keys ([0]) and values ([1]) of those tokens")
+        expect.close(
+            cache,
+            want,
+            rtol=RTOL,
+            atol=ATOL,
+            name=f"the cache after {start} tokens",
+            what="is not the keys ([0]) and values ([1]) of those tokens",
+        )
 
 
 @graded("decode_step", points=2)

@@ -43,7 +43,9 @@ def test_new_tokens_come_after(student, case):
     """The last T_new tokens of every head are the new ones, keys with keys and values with values."""
     got = extended(student, case)
     T_past = case.cache.shape[-2]
-    expect.equal(got[..., T_past:, :], case.kv_new, name=f"{NAME}[..., T_past:, :]", what="differs from kv_new")
+    expect.equal(
+        got[..., T_past:, :], case.kv_new, name=f"{NAME}[..., T_past:, :]", what="differs from kv_new"
+    )
 
 
 @graded("extend_cache", points=3)

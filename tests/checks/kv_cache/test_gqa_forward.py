@@ -43,10 +43,20 @@ def test_one_kv_head_is_shared_by_every_head(student, case, causal):
     that of H key/value heads that are all copies of the one."""
     out, name = forward(student, case, causal=causal)
     H = case.n_heads
-    copies, _ = forward(student, case, causal=causal, W_k=np.tile(case.W_k, H), W_v=np.tile(case.W_v, H), n_kv_heads=H)
-    expect.close(out, copies, rtol=RTOL, atol=ATOL, name=name,
-                 what="differs from giving every query head a copy of the one key/value head")
-    masked, masked_name = (out, name) if causal else forward(student, case)  # the first token's output needs the mask
+    copies, _ = forward(
+        student, case, causal=causal, W_k=np.tile(case.W_k, H), W_v=np.tile(case.W_v, H), n_kv_heads=H
+    )
+    expect.close(
+        out,
+        copies,
+        rtol=RTOL,
+        atol=ATOL,
+        name=name,
+        what="differs from giving every query head a copy of the one key/value head",
+    )
+    masked, masked_name = (
+        (out, name) if causal else forward(student, case)
+    )  # the first token's output needs the mask
     at_work(masked, case, name=masked_name)
 
 
@@ -59,8 +69,14 @@ def test_groups_share_in_order(student, case, causal):
     H, H_kv = case.n_heads, case.n_kv_heads
     W_k, W_v = widened(case.W_k, H_kv, H // H_kv), widened(case.W_v, H_kv, H // H_kv)
     copies, _ = forward(student, case, causal=causal, W_k=W_k, W_v=W_v, n_kv_heads=H)
-    expect.close(out, copies, rtol=RTOL, atol=ATOL, name=name,
-                 what="differs from giving query head h a copy of key/value head h // n_rep")
+    expect.close(
+        out,
+        copies,
+        rtol=RTOL,
+        atol=ATOL,
+        name=name,
+        what="differs from giving query head h a copy of key/value head h // n_rep",
+    )
     at_work(forward(student, case)[0], case, name=name.replace("causal=False", "causal=True"))
 
 
@@ -72,14 +88,20 @@ def test_later_tokens_change_no_earlier_output(student, case):
     at_work(out, case, name=name)
     t = case.x.shape[-2] - 1
     shorter, short_name = forward(student, case, x=case.x[..., :t, :])
-    expect.close(out[..., :t, :], shorter, rtol=RTOL, atol=ATOL, name=f"the first {t} outputs of {name}",
-                 what="change when the last token is left out")
+    expect.close(
+        out[..., :t, :],
+        shorter,
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"the first {t} outputs of {name}",
+        what="change when the last token is left out",
+    )
 
 
 @st.composite
 def bad_head_counts(draw, case):
     """Head counts gqa_forward must refuse, for the width of ``case``."""
-    D, H = case.x.shape[-1], case.n_heads
+    H = case.n_heads
     kind = draw(between(0, 2))
     if kind == 0:  # n_kv_heads does not divide n_heads
         options = [k for k in range(1, 2 * H + 1) if H % k]

@@ -8,7 +8,7 @@ from grader import expect
 from grader.marks import graded
 
 from .spec import describe, repeated
-from .strategies import between, shared_heads
+from .strategies import shared_heads
 
 
 def repeat(student, case, n_rep=None):
@@ -61,9 +61,15 @@ def test_each_group_shares_one_head(student, case):
     n = case.n_rep
     for g in range(case.kv.shape[-3]):
         for r in range(1, n):
-            expect.equal(got[..., g * n + r, :, :], got[..., g * n, :, :],
-                         name=f"head {g * n + r} of {name}", what=f"differs from head {g * n} of its group")
-    expect.equal(got[..., 0, :, :], case.kv[..., 0, :, :], name=f"head 0 of {name}", what="is not head 0 of kv")
+            expect.equal(
+                got[..., g * n + r, :, :],
+                got[..., g * n, :, :],
+                name=f"head {g * n + r} of {name}",
+                what=f"differs from head {g * n} of its group",
+            )
+    expect.equal(
+        got[..., 0, :, :], case.kv[..., 0, :, :], name=f"head 0 of {name}", what="is not head 0 of kv"
+    )
 
 
 @graded("repeat_kv", points=3)
@@ -71,7 +77,9 @@ def test_each_group_shares_one_head(student, case):
 def test_fewer_than_one_repetition_raises_value_error(student, case, bad):
     """n_rep below 1 raises ValueError (a group cannot have no query head); n_rep >= 1 repeats."""
     got, name = repeat(student, case)
-    expect.equal(got[..., :1, :, :], case.kv[..., :1, :, :], name=f"head 0 of {name}", what="is not head 0 of kv")
+    expect.equal(
+        got[..., :1, :, :], case.kv[..., :1, :, :], name=f"head 0 of {name}", what="is not head 0 of kv"
+    )
     expect.raises(
         lambda: student.repeat_kv(case.kv, bad),
         "ValueError",

@@ -2,6 +2,7 @@
 stored: a token cannot see itself (and the first one has nothing to see)."""
 
 EXERCISE = "decode_step"
+DIAGNOSIS = "step-attends-before-storing"
 
 import numpy as np
 

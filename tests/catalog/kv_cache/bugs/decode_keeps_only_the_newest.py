@@ -2,6 +2,7 @@
 before (only the newest keys are kept)."""
 
 EXERCISE = "decode_step"
+DIAGNOSIS = "step-past-ignored"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """No mask in the step: when a step holds several tokens, each sees the later ones too."""
 
 EXERCISE = "decode_step"
+DIAGNOSIS = "step-no-mask"
 
 import numpy as np
 

@@ -2,6 +2,7 @@
 starts without this step's tokens."""
 
 EXERCISE = "decode_step"
+DIAGNOSIS = "step-old-cache-returned"
 
 import numpy as np
 

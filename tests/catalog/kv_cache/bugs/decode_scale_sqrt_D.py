@@ -1,6 +1,7 @@
 """Scores divided by sqrt(D), the model width, instead of sqrt(Dh), one head's width."""
 
 EXERCISE = "decode_step"
+DIAGNOSIS = "step-wrong-scale"
 
 import numpy as np
 

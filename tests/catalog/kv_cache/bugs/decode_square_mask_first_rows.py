@@ -2,6 +2,7 @@
 last ones: the square staircase applied to a step as if the new tokens came first."""
 
 EXERCISE = "decode_step"
+DIAGNOSIS = "step-mask-top-left"
 
 import numpy as np
 

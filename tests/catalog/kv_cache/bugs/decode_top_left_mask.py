@@ -2,6 +2,7 @@
 a new token sees only the first keys of the cache."""
 
 EXERCISE = "decode_step"
+DIAGNOSIS = "step-mask-top-left"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The cached keys are blended instead of the cached values (cache[0] where cache[1] belongs)."""
 
 EXERCISE = "decode_step"
+DIAGNOSIS = "step-blends-keys"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """np.concatenate without an axis joins along axis 0: keys and values of the two become four."""
 
 EXERCISE = "extend_cache"
+DIAGNOSIS = "cache-axis-0"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The new tokens are put before the earlier ones."""
 
 EXERCISE = "extend_cache"
+DIAGNOSIS = "cache-new-first"
 
 import numpy as np
 

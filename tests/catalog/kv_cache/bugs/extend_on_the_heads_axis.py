@@ -1,6 +1,7 @@
 """The new tokens are appended on the heads axis (-3) instead of the tokens axis (-2)."""
 
 EXERCISE = "extend_cache"
+DIAGNOSIS = "cache-heads-axis"
 
 import numpy as np
 

@@ -2,6 +2,7 @@
 tokens, the oldest tokens are shifted out in place and the cache keeps its length."""
 
 EXERCISE = "extend_cache"
+DIAGNOSIS = "cache-in-place"
 
 import numpy as np
 

@@ -2,6 +2,7 @@
 goes on with heads that do not fit (or divides by zero)."""
 
 EXERCISE = "gqa_forward"
+DIAGNOSIS = "gqa-head-counts-not-checked"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """n_kv_heads is ignored: keys and values are cut into n_heads heads like the queries."""
 
 EXERCISE = "gqa_forward"
+DIAGNOSIS = "gqa-kv-heads-ignored"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Scores divided by sqrt(H_kv * Dh), the width of W_k, instead of sqrt(Dh), one head's width."""
 
 EXERCISE = "gqa_forward"
+DIAGNOSIS = "gqa-wrong-scale"
 
 import numpy as np
 

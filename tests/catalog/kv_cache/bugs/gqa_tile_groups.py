@@ -2,6 +2,7 @@
 the heads of a group do not share theirs."""
 
 EXERCISE = "gqa_forward"
+DIAGNOSIS = "gqa-tiled-groups"
 
 import numpy as np
 

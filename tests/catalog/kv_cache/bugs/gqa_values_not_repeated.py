@@ -1,6 +1,7 @@
 """The keys are repeated for the groups but the values are not."""
 
 EXERCISE = "gqa_forward"
+DIAGNOSIS = "gqa-values-not-repeated"
 
 import numpy as np
 

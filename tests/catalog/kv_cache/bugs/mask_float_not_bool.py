@@ -1,6 +1,7 @@
 """np.tril of np.ones without dtype=bool: the right pattern, as 0.0 and 1.0."""
 
 EXERCISE = "causal_mask"
+DIAGNOSIS = "mask-not-boolean"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """True and False swapped: True where the key is in the future (the mask of what to hide)."""
 
 EXERCISE = "causal_mask"
+DIAGNOSIS = "mask-inverted"
 
 import numpy as np
 

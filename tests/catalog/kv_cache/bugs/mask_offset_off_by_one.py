@@ -2,6 +2,7 @@
 but the mask stops one key before it, so no token sees itself."""
 
 EXERCISE = "causal_mask"
+DIAGNOSIS = "mask-hides-itself"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """The offset counts the queries' own first token as cached: query i sees one key past itself."""
 
 EXERCISE = "causal_mask"
+DIAGNOSIS = "mask-one-too-far"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """No check of the sizes: more queries than keys give a mask anyway."""
 
 EXERCISE = "causal_mask"
+DIAGNOSIS = "mask-sizes-not-checked"
 
 import numpy as np
 

@@ -3,6 +3,7 @@ rectangular mask): query i sees keys 0 to i, so a new token after a cache sees o
 keys. The classic bug of decoding with a cache."""
 
 EXERCISE = "causal_mask"
+DIAGNOSIS = "mask-top-left"
 
 import numpy as np
 

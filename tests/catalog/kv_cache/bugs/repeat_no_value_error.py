@@ -1,6 +1,7 @@
 """No check of n_rep: n_rep = 0 gives no head at all instead of a ValueError."""
 
 EXERCISE = "repeat_kv"
+DIAGNOSIS = "repeat-n-rep-not-checked"
 
 import numpy as np
 

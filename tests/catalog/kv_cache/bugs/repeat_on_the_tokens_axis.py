@@ -1,6 +1,7 @@
 """np.repeat along the tokens axis (-2) instead of the heads axis (-3)."""
 
 EXERCISE = "repeat_kv"
+DIAGNOSIS = "repeat-tokens-axis"
 
 import numpy as np
 

@@ -2,6 +2,7 @@
 head h % H_kv) instead of 0, 0, 1, 1."""
 
 EXERCISE = "repeat_kv"
+DIAGNOSIS = "repeat-tiled"
 
 import numpy as np
 

@@ -21,8 +21,14 @@ def test_decoding_equals_the_full_causal_forward(student, seq):
     causal mha_forward on the whole sequence."""
     out, _ = decode(student, seq, seq.chunks)
     want = full_forward(seq.x, *seq.weights, seq.n_heads)
-    expect.close(out, want, rtol=RTOL, atol=ATOL, name=f"the outputs of decode_step in steps {list(seq.chunks)}",
-                 what="differ from mha_forward on the whole sequence")
+    expect.close(
+        out,
+        want,
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"the outputs of decode_step in steps {list(seq.chunks)}",
+        what="differ from mha_forward on the whole sequence",
+    )
 
 
 @graded("decode_step", points=4, **HIDDEN)
@@ -37,8 +43,14 @@ def test_a_step_after_a_given_cache_equals_the_full_forward(student, seq, data):
     got = student.decode_step(seq.x[..., t:, :], cache, *seq.weights, seq.n_heads)
     expect.is_tuple(got, name=name, length=2)
     want = full_forward(seq.x, *seq.weights, seq.n_heads)[..., t:, :]
-    expect.close(got[0], want, rtol=RTOL, atol=ATOL, name=f"the output of {name}",
-                 what="differs from the last rows of mha_forward on the whole sequence")
+    expect.close(
+        got[0],
+        want,
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"the output of {name}",
+        what="differs from the last rows of mha_forward on the whole sequence",
+    )
 
 
 @graded("gqa_forward", points=4, **HIDDEN)
@@ -48,8 +60,14 @@ def test_as_many_kv_heads_as_query_heads_is_multi_head_attention(student, case, 
     first lesson's mha_forward."""
     got = student.gqa_forward(*case.args(), causal=causal)
     want = full_forward(case.x, case.W_q, case.W_k, case.W_v, case.W_o, case.n_heads, causal=causal)
-    expect.close(got, want, rtol=RTOL, atol=ATOL, name=f"gqa_forward(..., n_kv_heads=n_heads, causal={causal})",
-                 what="differs from mha_forward")
+    expect.close(
+        got,
+        want,
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"gqa_forward(..., n_kv_heads=n_heads, causal={causal})",
+        what="differs from mha_forward",
+    )
 
 
 @graded("gqa_forward", points=4, **HIDDEN)
@@ -59,6 +77,11 @@ def test_grouped_heads_match_multi_head_attention_with_shared_columns(student, c
     columns of key/value head h // n_rep."""
     got = student.gqa_forward(*case.args(), causal=causal)
     want = grouped_forward(*case.args(), causal=causal)
-    expect.close(got, want, rtol=RTOL, atol=ATOL,
-                 name=f"gqa_forward(..., n_heads={case.n_heads}, n_kv_heads={case.n_kv_heads}, causal={causal})",
-                 what="differs from mha_forward with the key/value heads shared")
+    expect.close(
+        got,
+        want,
+        rtol=RTOL,
+        atol=ATOL,
+        name=f"gqa_forward(..., n_heads={case.n_heads}, n_kv_heads={case.n_kv_heads}, causal={causal})",
+        what="differs from mha_forward with the key/value heads shared",
+    )
