@@ -53,7 +53,7 @@ def test_missing_paths_get_one_line_and_no_traceback(tmp_path):
         (tmp_path / "nope.py", "does not exist"),
         (tmp_path, "folder without attention.py"),
     ]:
-        done = python("grade", str(target), "--format", "json")
+        done = python("grade", str(target), "--format", "json", "--lesson", "attention")
         assert done.returncode == 2
         assert done.stdout == ""
         assert fragment in done.stderr
