@@ -1,10 +1,13 @@
 """Generating one token at a time: the KV cache and grouped-query attention.
 
-A model that writes text makes one new token per step. With the causal mask,
-an earlier token's key and value never depend on what comes after it, so they
-can be kept from one step to the next (the KV cache) and each step only
-computes the new tokens. Grouped-query attention lets several query heads
-share one key/value head, which makes that cache smaller.
+A model that writes text makes one new token per step. Thanks to the causal
+mask, nothing a token computes depends on the tokens after it: not its
+output, and so, in the next layer, not its key and value either. When a new
+token arrives, the keys and values of the earlier ones are still right: they
+can be kept from one step to the next (the KV cache), and each step computes
+only the new tokens. Without the mask every new token would change every
+earlier output, and nothing could be kept. Grouped-query attention lets
+several query heads share one key/value head, which makes the cache smaller.
 
 Letters used in every shape comment below:
 
@@ -79,7 +82,7 @@ def causal_mask(n_queries, n_keys):
     with one query (one decoding step) the whole row is True.
 
     The staircase is aligned to the bottom right corner, not the top left:
-    aligned top left, the first new token would see only the first key.
+    aligned top left, the first new token would see only the oldest key.
 
     Raises ValueError when n_queries < 1 or n_keys < n_queries.
     """
@@ -109,14 +112,16 @@ def decode_step(x_new, cache, W_q, W_k, W_v, W_o, n_heads):
         generating, or a whole prompt at once).
     cache: array of shape (2, ..., H, T_past, Dh), the keys and values of the
         T_past earlier tokens (T_past may be 0).
-    W_q, W_k, W_v, W_o: arrays of shape (D, D), as in ``mha_forward``.
+    W_q, W_k, W_v, W_o: arrays of shape (D, D), as in the previous lesson's
+        ``mha_forward``.
     n_heads: number of heads H; it must divide D.
 
     Each new token attends to every cached token and to the new tokens up to
     itself (its own key included), with scores scaled by 1/sqrt(Dh).
 
     Returns ``(out, cache)``: out of shape (..., T_new, D) equals the last
-    T_new rows of ``mha_forward`` (causal) run on all T_past + T_new tokens,
+    T_new rows of the previous lesson's ``mha_forward`` (causal) run on all
+    T_past + T_new tokens,
     and the new cache of shape (2, ..., H, T_past + T_new, Dh) holds the keys
     and values of all those tokens. The given cache is not changed.
     """
