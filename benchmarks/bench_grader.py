@@ -95,7 +95,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per command (default 7)")
-    parser.add_argument("--power", default="20", help="comma-separated examples per property (default 20)")
+    parser.add_argument(
+        "--power", default="20", help="comma-separated examples per property (default 20; '' for none)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
 
@@ -104,12 +106,12 @@ def main() -> int:
     print(f"Speed: median wall time of {args.repeat} runs, each a fresh process")
     base = medians["check --public  reference"]
     for name, seconds in medians.items():
-        print(f"  {name:<28} {seconds:6.2f} s   x{seconds / base:.2f} of check --public on the reference")
+        print(f"  {name:<37} {seconds:6.2f} s   x{seconds / base:.2f} of check --public on the reference")
     print(
         f"  buggy / reference, grade: x{medians['grade --json    buggy'] / medians['grade --json    reference']:.2f}"
     )
     print("Power: catalog entries graded with N examples per property")
-    for n in (int(x) for x in args.power.split(",")):
+    for n in (int(x) for x in args.power.split(",") if x.strip()):
         found = figures["power"][n] = power(n)
         print(
             f"  N={n:<4} bugs caught {found['bugs_caught']}/{found['bugs']}   "

@@ -140,14 +140,15 @@ def test_check_and_grade_agree_on_every_entry(reports, unsandboxed):
 
 
 def test_check_and_grade_work_from_outside_the_project(tmp_path):
-    """A student's kv_cache.py in a folder of its own, the course named by --course: `check` and
-    `grade` find the lesson by the file's name and use the hidden oracle on the trusted side."""
+    """A student's kv_cache.py in a folder of its own: `check` (in the course the grader comes
+    from) and `grade` (the course named by --course) find the lesson by the file's name, and the
+    hidden checks use the first lesson's reference on the trusted side."""
     mine = tmp_path / "ada"
     mine.mkdir()
     shutil.copy(CATALOG / "correct" / "gqa_loop_over_groups.py", tmp_path / "entry.py")
     compose(tmp_path / "entry.py", mine, KV_CACHE)
     course = str(KV_CACHE.root)
-    checked = grader_outside("check", "kv_cache.py", "--course", course, cwd=mine)
+    checked = grader_outside("check", "kv_cache.py", cwd=mine)  # the course the grader comes from
     assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-2000:]
     assert "gqa_forward" in checked.stdout and "Every check passes" in checked.stdout
     graded = grader_outside("grade", str(mine), "--course", course, "--format", "json", cwd=tmp_path)
