@@ -140,7 +140,7 @@ def test_check_refuses_links_and_never_shows_what_they_point_to(tmp_path):
 
 
 def test_a_missing_path_is_one_line_and_exit_2(tmp_path):
-    done = grader_outside("grade", "class/nobody", cwd=tmp_path)
+    done = grader_outside("grade", "class/nobody", "--lesson", "attention", cwd=tmp_path)
     calm(done)
     assert done.returncode == 2
     assert done.stderr.strip() == "grader: class/nobody does not exist"
@@ -280,6 +280,8 @@ def test_grade_stream_grades_only_the_source_it_was_told_the_hash_of(tmp_path):
     requests = [{"path": str(file), "sha256": "0" * 64}, {"path": str(file), "sha256": right}]
     done = grader_outside(
         "grade-stream",
+        "--lesson",
+        "attention",
         "--only",
         "split_heads",
         cwd=tmp_path,
