@@ -71,7 +71,20 @@ def build_class(root: Path, size: int) -> tuple[Path, Path]:
 def batch(klass: Path, out: Path, *extra: str) -> float:
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "2", *extra],
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            "--lesson",
+            "attention",
+            str(klass),
+            "--out",
+            str(out),
+            "--jobs",
+            "2",
+            *extra,
+        ],
         cwd=ROOT,
         check=True,
         capture_output=True,

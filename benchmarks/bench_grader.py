@@ -26,16 +26,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import ATTENTION, compose, grade_folders  # noqa: E402
+from tests.support import ATTENTION, KV_CACHE, compose, grade_folders  # noqa: E402
 from tests.test_catalog import BUGS, CORRECT, TRIVIAL, exercise_of  # noqa: E402
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
+KV_BUGGY = KV_CACHE.gallery / "typical-mistakes" / "kv_cache.py"
 COMMANDS = {
     "check --public  reference": ["check", "--public", str(ATTENTION.solution)],
     "check           reference": ["check", str(ATTENTION.solution)],
     "grade --json    reference": ["grade", str(ATTENTION.solution), "--format", "json"],
     "check --public  buggy": ["check", "--public", str(BUGGY)],
     "grade --json    buggy": ["grade", str(BUGGY), "--format", "json"],
+    # the second lesson, kv_cache
+    "check --public  kv_cache reference": ["check", "--public", str(KV_CACHE.solution)],
+    "grade --json    kv_cache reference": ["grade", str(KV_CACHE.solution), "--format", "json"],
+    "check --public  kv_cache buggy": ["check", "--public", str(KV_BUGGY)],
+    "grade --json    kv_cache buggy": ["grade", str(KV_BUGGY), "--format", "json"],
 }
 
 
@@ -89,7 +95,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=7, help="timed runs per command (default 7)")
-    parser.add_argument("--power", default="20", help="comma-separated examples per property (default 20)")
+    parser.add_argument(
+        "--power", default="20", help="comma-separated examples per property (default 20; '' for none)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
 
@@ -98,12 +106,12 @@ def main() -> int:
     print(f"Speed: median wall time of {args.repeat} runs, each a fresh process")
     base = medians["check --public  reference"]
     for name, seconds in medians.items():
-        print(f"  {name:<28} {seconds:6.2f} s   x{seconds / base:.2f} of check --public on the reference")
+        print(f"  {name:<37} {seconds:6.2f} s   x{seconds / base:.2f} of check --public on the reference")
     print(
         f"  buggy / reference, grade: x{medians['grade --json    buggy'] / medians['grade --json    reference']:.2f}"
     )
     print("Power: catalog entries graded with N examples per property")
-    for n in (int(x) for x in args.power.split(",")):
+    for n in (int(x) for x in args.power.split(",") if x.strip()):
         found = figures["power"][n] = power(n)
         print(
             f"  N={n:<4} bugs caught {found['bugs_caught']}/{found['bugs']}   "

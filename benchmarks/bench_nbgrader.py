@@ -109,7 +109,10 @@ def batch_round(klass: Path, tmp: Path, index: int) -> tuple[float, dict[str, fl
     """Grade the whole class into a fresh gradebook (a reused one would skip unchanged files)."""
     out = tmp / f"batch{index}" / "gradebook.csv"
     out.parent.mkdir()
-    elapsed = run([sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out)], ROOT)
+    elapsed = run(
+        [sys.executable, "-m", "grader", "batch", "--lesson", "attention", str(klass), "--out", str(out)],
+        ROOT,
+    )
     with out.open(newline="") as f:
         scores = {row["student"]: float(row["score"]) for row in csv.DictReader(f)}
     return elapsed, scores, out.parent / "gradebook_reports"

@@ -9,11 +9,13 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.core.lesson import Course
+from grader.core.lesson import Course, Lesson
 
 #: The project's own course, and its lesson.
 ROOT = Path(__file__).resolve().parent.parent
 ATTENTION = Course.at(ROOT).lesson("attention")
+#: The second lesson of the course: the KV cache and grouped-query attention.
+KV_CACHE = Course.at(ROOT).lesson("kv_cache")
 #: A second, small lesson in a course of its own, that the grader knows nothing of.
 TOY_COURSE = ROOT / "tests" / "courses" / "toy"
 
@@ -21,13 +23,13 @@ TOY_COURSE = ROOT / "tests" / "courses" / "toy"
 PROCESSES = max(1, min(2, os.cpu_count() or 1))
 
 
-def compose(override: Path, dest: Path) -> Path:
-    """Write dest/attention.py: the reference followed by ``override``'s definitions."""
+def compose(override: Path, dest: Path, lesson: Lesson = ATTENTION) -> Path:
+    """Write dest/NAME.py for ``lesson``: its reference followed by ``override``'s definitions."""
     dest.mkdir(parents=True, exist_ok=True)
-    text = ATTENTION.solution.read_text(encoding="utf-8")
+    text = lesson.solution.read_text(encoding="utf-8")
     text += "\n\n# ---- entry: " + override.stem + " ----\n" + override.read_text(encoding="utf-8")
-    (dest / "attention.py").write_text(text, encoding="utf-8")
-    return dest / "attention.py"
+    (dest / lesson.filename).write_text(text, encoding="utf-8")
+    return dest / lesson.filename
 
 
 def python(*args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedProcess:
@@ -65,10 +67,12 @@ def grade_folders(
     call_timeout: float | None = None,
     max_examples: int | None = None,
     isolation: str = "auto",
+    lesson: Lesson = ATTENTION,
 ) -> dict[str, dict]:
-    """Grade many submissions with the ``gallery`` command, split over PROCESSES processes.
+    """Grade many submissions of ``lesson`` with the ``gallery`` command, split over PROCESSES
+    processes.
 
-    ``folders`` maps a label to a folder holding attention.py; returns label -> JSON report.
+    ``folders`` maps a label to a folder holding the lesson's file; returns label -> JSON report.
     """
     labels = sorted(folders)
     chunks = [labels[i::PROCESSES] for i in range(PROCESSES)]
@@ -80,7 +84,7 @@ def grade_folders(
             os.symlink(folders[label].resolve(), root / label)
         extra = [] if call_timeout is None else ["--call-timeout", str(call_timeout)]
         extra += [] if max_examples is None else ["--max-examples", str(max_examples)]
-        extra += ["--isolation", isolation]
+        extra += ["--isolation", isolation, "--lesson", lesson.name]
         done = python("gallery", str(root), "--format", "json", *extra)
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)

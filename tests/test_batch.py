@@ -37,7 +37,9 @@ def make_class(root: Path) -> Path:
 
 
 def batch(klass: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return python("batch", str(klass), "--out", str(out), "--call-timeout", "1", *extra)
+    return python(
+        "batch", "--lesson", "attention", str(klass), "--out", str(out), "--call-timeout", "1", *extra
+    )
 
 
 def read_csv(path: Path) -> dict[str, dict]:
@@ -129,7 +131,19 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         shutil.copy(ATTENTION.solution if i % 2 else BUGGY, klass / f"s{i}" / "attention.py")
     out = tmp_path / "gradebook.csv"
     db = out.with_suffix(".sqlite")
-    command = [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1"]
+    command = [
+        sys.executable,
+        "-m",
+        "grader",
+        "batch",
+        "--lesson",
+        "attention",
+        str(klass),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+    ]
     proc = subprocess.Popen(
         command,
         cwd=ROOT,
@@ -157,7 +171,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     time.sleep(0.5)
     assert live_processes(pgid=proc.pid) == []
     # the same command finishes the job, grading only what is missing
-    done = python("batch", str(klass), "--out", str(out))
+    done = python("batch", "--lesson", "attention", str(klass), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert f"{size - kept} to grade, {kept} unchanged" in done.stderr
     rows = read_csv(out)
@@ -172,7 +186,7 @@ def test_a_students_reports_are_the_ones_grade_writes(tmp_path):
     (klass / "bob").mkdir(parents=True)
     shutil.copy(BUGGY, klass / "bob" / "attention.py")
     out = tmp_path / "grades" / "gradebook.csv"
-    done = python("batch", str(klass), "--out", str(out), "--jobs", "1")
+    done = python("batch", "--lesson", "attention", str(klass), "--out", str(out), "--jobs", "1")
     assert done.returncode == 0, done.stderr
     text = python("grade", str(klass / "bob"))
     assert text.returncode == 0, text.stderr

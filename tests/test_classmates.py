@@ -133,7 +133,7 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
             compose(bug, klass / name)
 
     out = tmp_path / "grades" / "gradebook.csv"
-    done = python("batch", str(klass), "--out", str(out), "--jobs", "1")
+    done = python("batch", "--lesson", "attention", str(klass), "--out", str(out), "--jobs", "1")
     assert done.returncode == 0, done.stderr[-3000:]
     reports = out.with_name("gradebook_reports")
 
@@ -223,7 +223,9 @@ def test_after_the_adversarial_catalog_classmates_get_their_solo_grades(tmp_path
         else:
             compose(bug, klass / name)
     out = tmp_path / "grades" / "gradebook.csv"
-    done = python("batch", str(klass), "--out", str(out), "--jobs", "1", timeout=1200)
+    done = python(
+        "batch", "--lesson", "attention", str(klass), "--out", str(out), "--jobs", "1", timeout=1200
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     reports = out.with_name("gradebook_reports")
     for name in honest:

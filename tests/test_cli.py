@@ -53,7 +53,7 @@ def test_missing_paths_get_one_line_and_no_traceback(tmp_path):
         (tmp_path / "nope.py", "does not exist"),
         (tmp_path, "folder without attention.py"),
     ]:
-        done = python("grade", str(target), "--format", "json")
+        done = python("grade", str(target), "--format", "json", "--lesson", "attention")
         assert done.returncode == 2
         assert done.stdout == ""
         assert fragment in done.stderr
@@ -85,7 +85,7 @@ def test_check_passes_on_the_reference_and_explains_the_stubs():
     done = python("check", str(ATTENTION.solution))
     assert done.returncode == 0, done.stdout
     assert "Every check passes" in done.stdout
-    done = python("check")  # default: exercises/attention.py
+    done = python("check", "--lesson", "attention")  # default: exercises/attention.py
     assert done.returncode == 1
     assert "`split_heads` is not written yet" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
@@ -108,7 +108,7 @@ def test_bad_options_are_usage_errors():
 
 
 def test_gallery_grades_the_bundled_submissions():
-    done = python("gallery")
+    done = python("gallery", "--lesson", "attention")
     assert done.returncode == 0, done.stderr
     rows = {line.split("  ")[0]: line for line in done.stdout.splitlines()}
     assert rows["reference solution"].rstrip().endswith("100/100")

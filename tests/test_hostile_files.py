@@ -47,7 +47,16 @@ def test_a_notebook_slow_to_inspect_holds_up_nobody(tmp_path):
     (klass / "b-honest").mkdir()
     shutil.copy(ATTENTION.solution, klass / "b-honest" / "attention.py")
     done = grader_outside(
-        "batch", "class", "--out", "grades/gradebook.csv", "--jobs", "1", cwd=tmp_path, timeout=HUNG
+        "batch",
+        "--lesson",
+        "attention",
+        "class",
+        "--out",
+        "grades/gradebook.csv",
+        "--jobs",
+        "1",
+        cwd=tmp_path,
+        timeout=HUNG,
     )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     reports = tmp_path / "grades" / "gradebook_reports"
@@ -61,7 +70,16 @@ def test_a_linked_student_folder_is_not_followed(tmp_path):
     klass = tmp_path / "class"
     klass.mkdir()
     os.symlink(ATTENTION.solution.parent, klass / "mallory")
-    done = python("batch", str(klass), "--out", str(tmp_path / "gradebook.csv"), "--max-examples", "2")
+    done = python(
+        "batch",
+        "--lesson",
+        "attention",
+        str(klass),
+        "--out",
+        str(tmp_path / "gradebook.csv"),
+        "--max-examples",
+        "2",
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     report = (tmp_path / "gradebook_reports" / "mallory.txt").read_text()
     assert "symbolic link" in report and "100" not in report
@@ -75,7 +93,16 @@ def test_two_ids_never_share_a_report(tmp_path):
     for student, source in (("a b", ATTENTION.solution), (twin, ATTENTION.stubs)):
         (klass / student).mkdir(parents=True)
         shutil.copy(source, klass / student / "attention.py")
-    done = python("batch", str(klass), "--out", str(tmp_path / "gradebook.csv"), "--max-examples", "2")
+    done = python(
+        "batch",
+        "--lesson",
+        "attention",
+        str(klass),
+        "--out",
+        str(tmp_path / "gradebook.csv"),
+        "--max-examples",
+        "2",
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     reports = sorted((tmp_path / "gradebook_reports").glob("*.json"))
     assert len(reports) == 2, reports

@@ -218,7 +218,7 @@ def test_batch_exports_formula_folder_names_as_text(tmp_path):
         (folder / student).mkdir(parents=True)
         (folder / student / "attention.py").write_bytes(ATTENTION.stubs.read_bytes())
     out = tmp_path / "grades" / "gradebook.csv"
-    done = _grader(tmp_path, "batch", str(folder), "--out", str(out), "--jobs", "1")
+    done = _grader(tmp_path, "batch", "--lesson", "attention", str(folder), "--out", str(out), "--jobs", "1")
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     rows = _read_csv(out)
     assert sorted(rows) == sorted("'" + s for s in FOLDERS)

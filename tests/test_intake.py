@@ -140,7 +140,7 @@ def test_check_refuses_links_and_never_shows_what_they_point_to(tmp_path):
 
 
 def test_a_missing_path_is_one_line_and_exit_2(tmp_path):
-    done = grader_outside("grade", "class/nobody", cwd=tmp_path)
+    done = grader_outside("grade", "class/nobody", "--lesson", "attention", cwd=tmp_path)
     calm(done)
     assert done.returncode == 2
     assert done.stderr.strip() == "grader: class/nobody does not exist"
@@ -162,6 +162,8 @@ def test_batch_lists_every_hostile_submission_and_grades_the_others(tmp_path):
     scratch.mkdir()
     done = grader_outside(
         "batch",
+        "--lesson",
+        "attention",
         "class",
         "--out",
         "grades/gradebook.csv",
@@ -199,7 +201,14 @@ def test_batch_from_a_course_folder_grades_the_paths_typed_there(tmp_path):
         shutil.copy(ATTENTION.solution, gallery / student / "attention.py")
     assert ATTENTION.gallery == ROOT / "examples" / "gallery" / "attention"
     assert (ATTENTION.gallery / "typical-mistakes" / "attention.py").is_file()
-    command = ("batch", "examples/gallery/attention/", "--out", "grades/gradebook.csv")
+    command = (
+        "batch",
+        "--lesson",
+        "attention",
+        "examples/gallery/attention/",
+        "--out",
+        "grades/gradebook.csv",
+    )
     done = grader_outside(*command, cwd=course)
     calm(done)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -216,7 +225,19 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
     for student in ("ada", "bob"):
         hand_in(klass, student, lambda f: shutil.copy(ATTENTION.solution, f / "attention.py"))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grader", "batch", str(klass), "--out", "gradebook.csv", "--jobs", "1"],
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            "--lesson",
+            "attention",
+            str(klass),
+            "--out",
+            "gradebook.csv",
+            "--jobs",
+            "1",
+        ],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -232,7 +253,9 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
     with sqlite3.connect(db) as conn:
         assert dict(conn.execute("SELECT student, status FROM grades")) == {"ada": "graded", "bob": "failed"}
     assert "'bob': the file changed while the batch was running" in out
-    again = grader_outside("batch", str(klass), "--out", "gradebook.csv", cwd=tmp_path)
+    again = grader_outside(
+        "batch", "--lesson", "attention", str(klass), "--out", "gradebook.csv", cwd=tmp_path
+    )
     assert "1 to grade, 1 unchanged" in again.stderr
     assert 0 < int(read_csv(tmp_path / "gradebook.csv")["bob"]["score"]) < 100
 
@@ -257,6 +280,8 @@ def test_grade_stream_grades_only_the_source_it_was_told_the_hash_of(tmp_path):
     requests = [{"path": str(file), "sha256": "0" * 64}, {"path": str(file), "sha256": right}]
     done = grader_outside(
         "grade-stream",
+        "--lesson",
+        "attention",
         "--only",
         "split_heads",
         cwd=tmp_path,
@@ -278,7 +303,19 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grader", "batch", str(klass), "--out", "gradebook.csv", "--jobs", "1"],
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            "--lesson",
+            "attention",
+            str(klass),
+            "--out",
+            "gradebook.csv",
+            "--jobs",
+            "1",
+        ],
         cwd=tmp_path,
         env={**os.environ, "TMPDIR": str(scratch)},
         start_new_session=True,

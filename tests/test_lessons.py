@@ -55,7 +55,7 @@ def one_line_error(done: subprocess.CompletedProcess, fragment: str) -> None:
 
 
 def test_a_lesson_is_learnt_from_its_files():
-    assert Course.at(ROOT).names == ("attention",)
+    assert Course.at(ROOT).names == ("attention", "kv_cache")
     assert ATTENTION.exercises == ("apply_causal_mask", "split_heads", "merge_heads", "mha_forward")
     assert Course.at(TOY_COURSE).names == ("toy",)
     # token_mean is given (it holds no solution block): no exercise

@@ -429,13 +429,14 @@ def test_grade_here_never_raises_for_student_code(capsys):
 
     namespace: dict = {}
     exec(compile(ATTENTION.stubs.read_text(encoding="utf-8"), str(ATTENTION.stubs), "exec"), namespace)
-    assert grade_here("split_heads", namespace) == 0
+    assert grade_here("split_heads", namespace, lesson="attention") == 0
     assert "not written yet" in capsys.readouterr().out
-    assert grade_here("merge_heads", {}) == 0
+    assert grade_here("merge_heads", {}, lesson="attention") == 0
     reference: dict = {}
     exec(compile(ATTENTION.solution.read_text(encoding="utf-8"), str(ATTENTION.solution), "exec"), reference)
-    assert grade_here("merge_heads", reference) == 15
-    assert grade_here("mha_forward", reference) + grade_here("mha_forward", reference, hidden=True) == 45
+    assert grade_here("merge_heads", reference, lesson="attention") == 15
+    visible = grade_here("mha_forward", reference, lesson="attention")
+    assert visible + grade_here("mha_forward", reference, lesson="attention", hidden=True) == 45
 
 
 def test_collect_for_batch(tmp_path, capsys):

@@ -189,7 +189,18 @@ def test_a_hostile_classmate_at_the_process_level_reads_nothing_writes_nothing_k
     (klass / "b-honest").mkdir()
     (klass / "b-honest" / "attention.py").write_text(ATTENTION.solution.read_text())
     out = tmp_path / "grades" / "gradebook.csv"
-    done = python("batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process")
+    done = python(
+        "batch",
+        "--lesson",
+        "attention",
+        str(klass),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--isolation",
+        "process",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     reports = out.with_name("gradebook_reports")
     hostile = json.loads((reports / "a-hostile.json").read_text())
@@ -272,7 +283,16 @@ def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
     scratch.mkdir()
     try:
         done = python(
-            "batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process",
+            "batch",
+            "--lesson",
+            "attention",
+            str(klass),
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+            "--isolation",
+            "process",
             env={**os.environ, "TMPDIR": str(scratch)},
         )
         assert done.returncode == 0, done.stderr[-3000:]

@@ -16,7 +16,7 @@ from .support import ATTENTION, python
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
     out = tmp_path_factory.mktemp("release") / "attention-exercises"
-    done = python("release", str(out))
+    done = python("release", str(out), "--lesson", "attention")
     assert done.returncode == 0, done.stderr
     return out
 
@@ -69,5 +69,5 @@ def test_public_checks_fail_on_the_stubs_and_pass_with_the_reference(release, tm
 
 def test_release_refuses_a_folder_that_is_not_empty(tmp_path):
     (tmp_path / "x").write_text("keep me")
-    done = python("release", str(tmp_path))
+    done = python("release", str(tmp_path), "--lesson", "attention")
     assert done.returncode == 2 and "not empty" in done.stderr

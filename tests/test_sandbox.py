@@ -285,6 +285,8 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
     done = python(
         "gallery",
         str(tmp_path / "class"),
+        "--lesson",
+        "attention",
         "--format",
         "json",
         "--only",

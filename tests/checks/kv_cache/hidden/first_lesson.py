@@ -1,0 +1,1 @@
+../../../../solutions/attention.py
