@@ -15,20 +15,23 @@ from ..engine.run import run_checks
 from ..formats.github import step_output, to_github
 from ..formats.gradescope import to_gradescope
 from ..formats.json_report import to_dict
-from ..formats.text import to_text
+from ..formats.terminal import Style
+from ..formats.text import WIDTH, to_text
+from .check import terminal_layout
 
 FORMATS = ("text", "json", "gradescope", "github")
 
 
-def render(report, fmt: str, *, seconds: float = 0.0) -> str:
-    """The report in one of FORMATS."""
+def render(report, fmt: str, *, seconds: float = 0.0, details: bool = False, style=None, width=WIDTH) -> str:
+    """The report in one of FORMATS (text: short, or every failure in full with ``details``,
+    coloured by ``style`` and ``width`` wide)."""
     if fmt == "json":
         return json.dumps(to_dict(report), indent=2) + "\n"
     if fmt == "gradescope":
         return json.dumps(to_gradescope(report, execution_time=seconds), indent=2) + "\n"
     if fmt == "github":
         return json.dumps(to_github(report), indent=2) + "\n"
-    return to_text(report)
+    return to_text(report, details=details, style=style, width=width)
 
 
 def main(
@@ -39,6 +42,8 @@ def main(
     fmt: str = "text",
     output: Path | None = None,
     github_output: bool = False,
+    details: bool = False,
+    colour: str | None = None,
 ) -> int:
     """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written.
 
@@ -51,7 +56,8 @@ def main(
     print(f"grading {file} ...", file=sys.stderr)
     start = time.monotonic()
     report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
-    text = render(report, fmt, seconds=time.monotonic() - start)
+    style, width = terminal_layout(sys.stdout, colour) if output is None else (Style(), WIDTH)
+    text = render(report, fmt, seconds=time.monotonic() - start, details=details, style=style, width=width)
     if output is None:
         sys.stdout.write(text)
     else:

@@ -1,36 +1,127 @@
-"""The readable report: per exercise a score, per failed check one short paragraph.
+"""The readable report: per exercise a score, the likely mistake, and what fails.
 
-Everything a student chose (the file's path, why it could not be loaded, the
-feedback quoting their exception messages and values) is shown through
-:mod:`grader.core.inert`: an escape sequence in an exception message is printed as
-``\\x1b[2J``, never run by the terminal that shows the report.
+Two layouts, both pure functions of a :class:`Report`:
+
+* the short one (the default), a report a student reads to the end: per exercise its score,
+  the diagnosis when there is one, the first failing *visible* check in full (its meaning,
+  what went wrong, the smallest input), every further failure on one line (its name and
+  reason), hidden checks on one line with no inputs. A failing exercise takes about
+  :data:`EXERCISE_LINES` lines at most;
+* the detailed one (``details=True``, ``--details`` on the command line): every failed check
+  in full, hidden ones included, as the JSON report holds them.
+
+Everything a student chose (the file's path, why it could not be loaded, the feedback quoting
+their exception messages and values) is shown through :mod:`grader.core.inert`: an escape
+sequence in an exception message is printed as ``\\x1b[2J``, never run by the terminal that
+shows the report. Colour (:mod:`grader.formats.terminal`) is added around the reporter's own
+words only, after that.
 """
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from ..core.inert import one_line, visible
 from ..core.results import Report, Status, TestResult, Visibility
+from .terminal import Style
 
-RULE = "-" * 72
+#: Width of the report when nothing says otherwise (a file, a pipe).
+WIDTH = 72
+#: Lines a failing exercise takes at most in the short layout, when its smallest input allows:
+#: the full account of one check is shortened (its arrays of expected and got values left to
+#: ``--details``) to stay within it; the input itself is never cut.
+EXERCISE_LINES = 25
+#: How the feedback announces the smallest input (:func:`grader.engine.feedback.paragraph`).
+EXAMPLE_LEAD = "\nSmallest input found:\n"
+
 _MARK = {Status.PASSED: "ok", Status.FAILED: "FAILED", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT"}
+_ROLE = {Status.FAILED: "bad", Status.ERROR: "bad", Status.TIMEOUT: "bad"}
 
 
 def _points(x) -> str:
     return f"{x:g}"
 
 
-def _check_paragraph(t: TestResult) -> str:
-    head = f"  [{_MARK[t.status]}] {t.name} ({_points(t.max_score)} pt{'s' if t.max_score != 1 else ''})"
-    if t.visibility is Visibility.HIDDEN:
-        head += " [hidden]"
-    body = []
+def _pts(t: TestResult) -> str:
+    return f"{_points(t.max_score)} pt{'s' if t.max_score != 1 else ''}"
+
+
+def parts(t: TestResult) -> tuple[str, str, str]:
+    """(reason, detail, example) of a failed check's feedback: its first line, the lines after
+    it (arrays of expected and got values, the student's line), and the smallest input."""
+    message, _, example = t.feedback.partition(EXAMPLE_LEAD)
+    reason, _, detail = message.partition("\n")
+    return reason, detail, textwrap.dedent(example) if example else ""
+
+
+def _head(t: TestResult, style: Style) -> str:
+    head = f"  [{style(_MARK[t.status], _ROLE.get(t.status, 'good'))}] {style(t.name, 'name')} ({_pts(t)})"
+    return head + (" [hidden]" if t.visibility is Visibility.HIDDEN else "")
+
+
+def _fill(text: str, width: int, indent: str) -> list[str]:
+    """``text`` wrapped to ``width`` with ``indent``, each of its own lines kept apart."""
+    lines = []
+    for line in text.splitlines() or [""]:
+        lines += textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent) or [indent]
+    return lines
+
+
+def _in_full(t: TestResult, style: Style, width: int, *, budget: int | None = None) -> list[str]:
+    """A failed check in full: its meaning, what went wrong, the smallest input (never cut).
+    With a ``budget`` of lines, the detail between reason and input is left out if it would
+    not fit."""
+    reason, detail, example = parts(t)
+    indent = "      "
+    lines = [_head(t, style)]
     if t.title:
-        body.append(textwrap.fill(t.title, 68))
-    if t.feedback:
-        body.append(visible(t.feedback))
-    return head + "\n" + textwrap.indent("\n".join(body), "      ")
+        lines += [style(line, "dim") for line in _fill(t.title, width, indent)]
+    lines += _fill(visible(reason), width, indent)
+    more = [indent + line for line in visible(detail).splitlines()] if detail else []
+    code = visible(example).splitlines()
+    if budget is not None and len(lines) + len(more) + len(code) + 1 > budget:
+        more = [style(indent + "(every value: --details)", "dim")] if more else []
+        code = flow(example, width - len(indent) - 4).splitlines()
+    shown = [indent + "Smallest input found:"] + [indent + "    " + line for line in code] if example else []
+    return lines + more + shown
+
+
+def flow(example: str, width: int) -> str:
+    """The same Python, each statement's arrays run on from line to line (broken only after a
+    comma, inside brackets, where a line may break) to fill ``width``: fewer lines for the same
+    values. Made inert as :func:`grader.core.inert.visible` does."""
+    statements: list[str] = []
+    for line in visible(example).splitlines():
+        if line[:1].isspace() and statements:
+            statements[-1] += " " + line.strip()
+        else:
+            statements.append(line.strip())
+    out = []
+    for statement in statements:
+        statement = re.sub(r"\[\s+", "[", re.sub(r",\s+", ", ", statement))
+        line = ""
+        for row in re.split(r"(?<=\]), ", statement):  # whole rows where they fit
+            for piece in [row] if len(row) <= width else row.split(", "):
+                if line and len(line) + 2 + len(piece) > width:
+                    out.append(line + ",")
+                    line = "    " + piece
+                else:
+                    line = f"{line}, {piece}" if line else piece
+        out.append(line)
+    return "\n".join(out)
+
+
+def _one_line(t: TestResult, style: Style, width: int) -> str:
+    """A failed check on one line: its name and reason (a hidden check: its name alone, as the
+    student sees no more of it)."""
+    head = _head(t, style)
+    if t.visibility is Visibility.HIDDEN:
+        return head
+    said = visible(" ".join(parts(t)[0].split()))
+    if len(said) > width - 6:
+        said = said[: width - 9].rstrip() + "..."
+    return f"{head}\n      {said}" if said else head
 
 
 def _shared_reason(failed: list[TestResult]) -> str:
@@ -42,11 +133,40 @@ def _shared_reason(failed: list[TestResult]) -> str:
     return ""
 
 
-def to_text(report: Report, *, heading: str = "") -> str:
-    """The whole report as text for a terminal or a file."""
-    lines = [one_line(heading or f"Report for {report.submission}"), RULE]
+def _failures(failed: list[TestResult], style: Style, width: int, *, details: bool, used: int) -> list[str]:
+    """The failed checks of one exercise, in full (``details``) or the short way."""
+    if details:
+        return [line for t in failed for line in _in_full(t, style, width)]
+    # the visible failure told in the fewest lines first (ties: the lesson's order), then the
+    # other visible ones, then the hidden ones
+    visible_ones = [t for t in failed if t.visibility is Visibility.VISIBLE]
+    first = min(visible_ones, key=lambda t: len(t.feedback.splitlines()), default=None)
+    rest = [t for t in visible_ones if t is not first] + [t for t in failed if t not in visible_ones]
+    lines = []
+    if first is not None:
+        lines += _in_full(first, style, width, budget=EXERCISE_LINES - used - len(rest))
+    lines += [_one_line(t, style, width) for t in rest]
+    return lines
+
+
+def to_text(
+    report: Report,
+    *,
+    heading: str = "",
+    details: bool = False,
+    style: Style | None = None,
+    width: int = WIDTH,
+    recheck: str = "",
+) -> str:
+    """The whole report as text for a terminal or a file: short, or every failure in full
+    (``details``); coloured by ``style`` (default: plain) and wrapped to ``width``. With
+    ``recheck`` (the command that checks again, e.g. ``python -m grader check FILE``), a closing
+    line names the first exercise to fix and how to check just it."""
+    style = style or Style()
+    rule = "-" * width
+    lines = [style(one_line(heading or f"Report for {report.submission}"), "title"), rule]
     if report.problem:
-        lines += [textwrap.fill(visible(report.problem), 72), RULE]
+        lines += _fill(visible(report.problem), width, "") + [rule]
     for exercise in report.exercises:
         tests = [t for t in report.tests if t.exercise == exercise.name]
         failed = [t for t in tests if t.status is not Status.PASSED]
@@ -56,18 +176,39 @@ def to_text(report: Report, *, heading: str = "") -> str:
             if not failed
             else f"{len(tests) - len(failed)} of {len(tests)} checks pass"
         )
-        lines.append(f"{exercise.name:<20} {score:>7}   {summary}")
+        role = "good" if not failed else "bad"
+        lines.append(f"{style(f'{exercise.name:<20}', 'name')} {style(f'{score:>7}', role)}   {summary}")
+        start = len(lines)
         for number, diagnosis in enumerate(exercise.diagnoses):
             lead = "  likely mistake: " if number == 0 else "  or perhaps:     "
             said = f"{diagnosis.hint} [{diagnosis.code}]"
-            lines.append(textwrap.fill(said, 72, initial_indent=lead, subsequent_indent=" " * len(lead)))
+            wrapped = textwrap.wrap(said, width, initial_indent=lead, subsequent_indent=" " * len(lead))
+            lines += [style(line, "hint") for line in wrapped]
         shared = _shared_reason(failed)
         if shared and not report.problem:
-            lines.append(textwrap.indent(textwrap.fill(shared, 66), "      "))
+            lines += _fill(shared, width, "      ")
         elif not shared:
-            lines.extend(_check_paragraph(t) for t in failed)
+            lines += _failures(failed, style, width, details=details, used=len(lines) - start + 1)
         lines.append("")
-    lines += [RULE, f"{'Total':<20} {_points(report.score)}/{_points(report.max_score)}"]
+    lines += [rule, f"{'Total':<20} {_points(report.score)}/{_points(report.max_score)}"]
     if report.isolation:
         lines.append(f"Isolation: {report.isolation.describe()}")
+    if recheck:
+        lines += _next_step(report, style, recheck)
     return "\n".join(lines) + "\n"
+
+
+def _next_step(report: Report, style: Style, recheck: str) -> list[str]:
+    """What to do next: the first exercise to fix and the command that checks just it."""
+    for exercise in report.exercises:
+        if exercise.score != exercise.max_score:
+            failing = sum(
+                1 for t in report.tests if t.exercise == exercise.name and t.status is not Status.PASSED
+            )
+            checks = f"{failing} check{'s' if failing != 1 else ''}"
+            return [
+                "",
+                style(f"Next: fix {exercise.name} first ({checks} to go), then check just it with", "next"),
+                style(f"    {one_line(recheck)} --only {exercise.name}", "next"),
+            ]
+    return []
