@@ -146,6 +146,13 @@ def parser() -> argparse.ArgumentParser:
         help="file or folder to check (default: the lesson's file in exercises/)",
     )
     c.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the report as an HTML page, with pictures",
+    )
+    c.add_argument(
         "--explore",
         action="store_true",
         help="try fresh random inputs, more of them (scores may differ from grading)",
@@ -276,7 +283,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = _settings(args, lesson) if args.command in _GRADING else None
         if args.command == "check":
             return check.main(
-                lesson=lesson, settings=settings, path=args.path, details=args.details, colour=args.colour
+                lesson=lesson,
+                settings=settings,
+                path=args.path,
+                details=args.details,
+                colour=args.colour,
+                html=args.html,
             )
         if args.command == "grade":
             return grade.main(

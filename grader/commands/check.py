@@ -11,6 +11,7 @@ from ..core.intake import take_in
 from ..core.lesson import Lesson
 from ..core.settings import Profile, Settings, use_colour
 from ..engine.run import run_checks
+from ..formats.html import to_html
 from ..formats.terminal import Style
 from ..formats.text import WIDTH, to_text
 
@@ -31,9 +32,10 @@ def main(
     path: Path | None = None,
     details: bool = False,
     colour: str | None = None,
+    html: Path | None = None,
 ) -> int:
     """Check ``path`` (default: the lesson's stubs, the student's file) and print the report
-    (every failure in full with ``details``); 0 when every
+    (every failure in full with ``details``; also as an HTML page written to ``html``); 0 when every
     check passes, 1 otherwise."""
     intake, file = take_in(lesson.stubs if path is None else path, lesson.filename)
     report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
@@ -49,6 +51,9 @@ def main(
         recheck=again,
     )
     sys.stdout.write(text)
+    if html is not None:
+        Path(html).write_text(to_html(report, heading=f"Checking {file}", details=details), encoding="utf-8")
+        print(f"wrote {html}", file=sys.stderr)
     if report.score == report.max_score:
         print("Every check passes. Well done!")
         return 0

@@ -14,12 +14,13 @@ from ..core.settings import Settings
 from ..engine.run import run_checks
 from ..formats.github import step_output, to_github
 from ..formats.gradescope import to_gradescope
+from ..formats.html import to_html
 from ..formats.json_report import to_dict
 from ..formats.terminal import Style
 from ..formats.text import WIDTH, to_text
 from .check import terminal_layout
 
-FORMATS = ("text", "json", "gradescope", "github")
+FORMATS = ("text", "json", "gradescope", "github", "html")
 
 
 def render(report, fmt: str, *, seconds: float = 0.0, details: bool = False, style=None, width=WIDTH) -> str:
@@ -31,6 +32,8 @@ def render(report, fmt: str, *, seconds: float = 0.0, details: bool = False, sty
         return json.dumps(to_gradescope(report, execution_time=seconds), indent=2) + "\n"
     if fmt == "github":
         return json.dumps(to_github(report), indent=2) + "\n"
+    if fmt == "html":
+        return to_html(report, details=details)
     return to_text(report, details=details, style=style, width=width)
 
 

@@ -103,7 +103,7 @@ def pair(expected, got, differ=None) -> tuple[str, str]:
     if differ is None:
         differ = ~((e == g) | (np.isnan(e) & np.isnan(g)))
     differ = np.broadcast_to(differ, e.shape)
-    where = list(zip(*np.nonzero(differ))) if e.ndim else ([()] if differ else [])
+    where = list(zip(*np.nonzero(differ), strict=True)) if e.ndim else ([()] if differ else [])
     for digits in range(DIGITS, MAX_DIGITS + 1):
         te, tg = _texts(e, digits, differ), _texts(g, digits, differ)
         if all(te[i] != tg[i] for i in where):
@@ -121,7 +121,8 @@ def _step(a: np.ndarray) -> float | None:
     if finite.size != a.size or nonzero.size == 0:
         return None
     for step in sorted(set(nonzero.tolist()))[:3]:
-        multiples = np.round(a / step)
+        with np.errstate(all="ignore"):
+            multiples = np.round(a / step)
         if np.array_equal(multiples * step, a) and np.abs(multiples).max() <= MAX_MULTIPLE:
             return step
     return None

@@ -32,6 +32,9 @@ WIDTH = 72
 #: the full account of one check is shortened (its arrays of expected and got values left to
 #: ``--details``) to stay within it; the input itself is never cut.
 EXERCISE_LINES = 25
+#: Lines one input may take in the short layout when it has many rows (it is written flat, with
+#: ``.reshape``: :func:`grader.engine.expect.show`); a larger one is named with its shape there.
+LONGEST_INPUT = 8
 #: How the feedback announces the smallest input (:func:`grader.engine.feedback.paragraph`).
 EXAMPLE_LEAD = "\nSmallest input found:\n"
 
@@ -100,15 +103,22 @@ def flow(example: str, width: int) -> str:
     out = []
     for statement in statements:
         statement = re.sub(r"\[\s+", "[", re.sub(r",\s+", ", ", statement))
-        line = ""
+        lines, line = [], ""
         for row in re.split(r"(?<=\]), ", statement):  # whole rows where they fit
             for piece in [row] if len(row) <= width else row.split(", "):
                 if line and len(line) + 2 + len(piece) > width:
-                    out.append(line + ",")
+                    lines.append(line + ",")
                     line = "    " + piece
                 else:
                     line = f"{line}, {piece}" if line else piece
-        out.append(line)
+        lines.append(line)
+        shape = re.search(r"\.reshape(\([\d, ]*\))$", statement)
+        if len(lines) > LONGEST_INPUT and shape:
+            name = statement.split(" = ", 1)[0]
+            lines = [
+                f"{name} = ...  # an array of shape {shape.group(1)}, too large to print here: --details shows it whole"
+            ]
+        out += lines
     return "\n".join(out)
 
 
