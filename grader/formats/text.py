@@ -73,21 +73,21 @@ def _fill(text: str, width: int, indent: str) -> list[str]:
 
 def _in_full(t: TestResult, style: Style, width: int, *, budget: int | None = None) -> list[str]:
     """A failed check in full: its meaning, what went wrong, the smallest input (never cut).
-    With a ``budget`` of lines, the detail between reason and input is left out if it would
-    not fit."""
+    With a ``budget`` of lines it is shortened to fit where it can, the input never cut."""
     reason, detail, example = parts(t)
     indent = "      "
-    lines = [_head(t, style)]
-    if t.title:
-        lines += [style(line, "dim") for line in _fill(t.title, width, indent)]
-    lines += _fill(visible(reason), width, indent)
+    meaning = [style(line, "dim") for line in _fill(t.title, width, indent)] if t.title else []
+    said = _fill(visible(reason), width, indent)
     more = [indent + line for line in visible(detail).splitlines()] if detail else []
     code = visible(example).splitlines()
-    if budget is not None and len(lines) + len(more) + len(code) + 1 > budget:
+    if budget is not None and 1 + len(meaning) + len(said) + len(more) + len(code) + 1 > budget:
+        # shortened in this order: the arrays of values, the input's layout, the meaning
         more = [style(indent + "(every value: --details)", "dim")] if more else []
         code = flow(example, width - len(indent) - 4).splitlines()
+        if 1 + len(meaning) + len(said) + len(more) + len(code) + 1 > budget:
+            meaning = []
     shown = [indent + "Smallest input found:"] + [indent + "    " + line for line in code] if example else []
-    return lines + more + shown
+    return [_head(t, style), *meaning, *said, *more, *shown]
 
 
 def flow(example: str, width: int) -> str:
@@ -103,14 +103,21 @@ def flow(example: str, width: int) -> str:
     out = []
     for statement in statements:
         statement = re.sub(r"\[\s+", "[", re.sub(r",\s+", ", ", statement))
+        # the numbers of a row close together, the rows apart: more rows to a line, still read
+        statement = re.sub(r"\[[^\[\]]*\]", lambda row: row.group().replace(", ", ","), statement)
+        pieces = []  # (text, what joins it to the one before)
+        for number, row in enumerate(re.split(r"(?<=\]), ", statement)):  # whole rows where they fit
+            parts_ = row.split(",") if len(row) > width else [row]
+            pieces += [(part, ", " if i == 0 and number else ",") for i, part in enumerate(parts_)]
         lines, line = [], ""
-        for row in re.split(r"(?<=\]), ", statement):  # whole rows where they fit
-            for piece in [row] if len(row) <= width else row.split(", "):
-                if line and len(line) + 2 + len(piece) > width:
-                    lines.append(line + ",")
-                    line = "    " + piece
-                else:
-                    line = f"{line}, {piece}" if line else piece
+        for piece, joint in pieces:
+            if not line:
+                line = piece
+            elif len(line) + len(joint) + len(piece) > width:
+                lines.append(line + ",")
+                line = "    " + piece
+            else:
+                line += joint + piece
         lines.append(line)
         shape = re.search(r"\.reshape(\([\d, ]*\))$", statement)
         if len(lines) > LONGEST_INPUT and shape:
@@ -122,16 +129,21 @@ def flow(example: str, width: int) -> str:
     return "\n".join(out)
 
 
-def _one_line(t: TestResult, style: Style, width: int) -> str:
-    """A failed check on one line: its name and reason (a hidden check: its name alone, as the
-    student sees no more of it)."""
+def _one_line(t: TestResult, style: Style, width: int, said: set[str]) -> list[str]:
+    """A failed check on one line: its name, and as much of its reason as the line holds (none
+    when a check above gave the same; a hidden check: its name alone, as the student sees no
+    more of it)."""
     head = _head(t, style)
     if t.visibility is Visibility.HIDDEN:
-        return head
-    said = visible(" ".join(parts(t)[0].split()))
-    if len(said) > width - 6:
-        said = said[: width - 9].rstrip() + "..."
-    return f"{head}\n      {said}" if said else head
+        return [head]
+    reason = visible(" ".join(parts(t)[0].split()))
+    if reason in said:
+        return [head + ": the same"]
+    said.add(reason)
+    room = width - len(_head(t, Style())) - 2
+    if room < 16 or not reason:
+        return [head]
+    return [f"{head}: {reason if len(reason) <= room else reason[: room - 3].rstrip() + '...'}"]
 
 
 def _shared_reason(failed: list[TestResult]) -> str:
@@ -147,16 +159,21 @@ def _failures(failed: list[TestResult], style: Style, width: int, *, details: bo
     """The failed checks of one exercise, in full (``details``) or the short way."""
     if details:
         return [line for t in failed for line in _in_full(t, style, width)]
-    # the visible failure told in the fewest lines first (ties: the lesson's order), then the
+    # the visible failure with the smallest input first (ties: the lesson's order), then the
     # other visible ones, then the hidden ones
     visible_ones = [t for t in failed if t.visibility is Visibility.VISIBLE]
-    first = min(visible_ones, key=lambda t: len(t.feedback.splitlines()), default=None)
+    first = min(
+        visible_ones,
+        key=lambda t: (len(t.counterexample.splitlines()), len(t.feedback.splitlines())),
+        default=None,
+    )
     rest = [t for t in visible_ones if t is not first] + [t for t in failed if t not in visible_ones]
+    said = {visible(" ".join(parts(first)[0].split()))} if first is not None else set()
+    others = [line for t in rest for line in _one_line(t, style, width, said)]
     lines = []
     if first is not None:
-        lines += _in_full(first, style, width, budget=EXERCISE_LINES - used - len(rest))
-    lines += [_one_line(t, style, width) for t in rest]
-    return lines
+        lines += _in_full(first, style, width, budget=EXERCISE_LINES - used - len(others))
+    return lines + others
 
 
 def to_text(
