@@ -271,9 +271,7 @@ def _svg(
     shapes = []
     for j, word in enumerate(names):
         x = left + j * CELL + CELL / 2
-        shapes.append(
-            f'<text x="{x}" y="{top - 6}" text-anchor="end" transform="rotate(-45 {x} {top - 6})">{_e(word)}</text>'
-        )
+        shapes.append(f'<text x="{x}" y="{top - 6}" text-anchor="middle">{_e(word)}</text>')
     outlines = []
     for i, word in enumerate(names):
         shapes.append(

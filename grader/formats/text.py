@@ -80,12 +80,21 @@ def _in_full(t: TestResult, style: Style, width: int, *, budget: int | None = No
     said = _fill(visible(reason), width, indent)
     more = [indent + line for line in visible(detail).splitlines()] if detail else []
     code = visible(example).splitlines()
-    if budget is not None and 1 + len(meaning) + len(said) + len(more) + len(code) + 1 > budget:
-        # shortened in this order: the arrays of values, the input's layout, the meaning
-        more = [style(indent + "(every value: --details)", "dim")] if more else []
-        code = flow(example, width - len(indent) - 4).splitlines()
-        if 1 + len(meaning) + len(said) + len(more) + len(code) + 1 > budget:
-            meaning = []
+    # over budget, shortened in this order: the arrays of values, the input's layout, the meaning
+    steps = (
+        lambda: [style(indent + "(every value: --details)", "dim")] if more else [],
+        lambda: flow(example, width - len(indent) - 4).splitlines(),
+        lambda: [],
+    )
+    for step, shorten in enumerate(steps):
+        if budget is None or 1 + len(meaning) + len(said) + len(more) + len(code) + 1 <= budget:
+            break
+        if step == 0:
+            more = shorten()
+        elif step == 1:
+            code = shorten()
+        else:
+            meaning = shorten()
     shown = [indent + "Smallest input found:"] + [indent + "    " + line for line in code] if example else []
     return [_head(t, style), *meaning, *said, *more, *shown]
 
