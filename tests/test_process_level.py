@@ -272,7 +272,14 @@ def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
     scratch.mkdir()
     try:
         done = python(
-            "batch", str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process",
+            "batch",
+            str(klass),
+            "--out",
+            str(out),
+            "--jobs",
+            "1",
+            "--isolation",
+            "process",
             env={**os.environ, "TMPDIR": str(scratch)},
         )
         assert done.returncode == 0, done.stderr[-3000:]

@@ -42,6 +42,8 @@ ROUNDING = 1e-12
 #: An input array is written as nested rows when it has at most this many rows; else flat, with
 #: ``.reshape`` (a column of 10 numbers takes one line, not 10).
 MAX_ROWS = 8
+#: Characters of numbers on one line of an input written flat.
+FLAT_LINE = 48
 #: Widest multiple of the array's step written as a whole number (``0.25 * np.array([[1, -3]])``).
 MAX_MULTIPLE = 999
 
@@ -167,7 +169,13 @@ def _built(texts: np.ndarray, shape: tuple, dtype: str, indent: int = 0) -> str:
     rows = texts.size // shape[-1] if texts.ndim and shape[-1] else 1
     if texts.ndim <= 1 or rows <= MAX_ROWS:
         return f"np.array({_nested(texts, indent=indent + len('np.array('))}{typed})"
-    flat = ", ".join(str(t) for t in texts.flat)
+    rows, line = [], ""
+    for text in (str(t) for t in texts.flat):  # flat, a line of numbers at a time
+        if line and len(line) + len(text) + 2 > FLAT_LINE:
+            rows.append(line + ",")
+            line = ""
+        line = f"{line}, {text}" if line else text
+    flat = ("\n" + " " * (indent + len("np.array(["))).join([*rows, line])
     return f"np.array([{flat}]{typed}).reshape{shape}"
 
 

@@ -80,12 +80,16 @@ def _in_full(t: TestResult, style: Style, width: int, *, budget: int | None = No
     said = _fill(visible(reason), width, indent)
     more = [indent + line for line in visible(detail).splitlines()] if detail else []
     code = visible(example).splitlines()
-    # over budget, shortened in this order: the arrays of values, the input's layout, the meaning
+    # over budget, shortened in this order: the arrays of values (to a line saying where they
+    # are), the input's layout, the meaning, that line
     steps = (
         lambda: [style(indent + "(every value: --details)", "dim")] if more else [],
         lambda: flow(example, width - len(indent) - 4).splitlines(),
         lambda: [],
+        lambda: [],
     )
+    if budget is not None and any(len(indent) + 4 + len(line) > width for line in code):
+        code = steps[1]()  # too wide for the screen: run on to its width
     for step, shorten in enumerate(steps):
         if budget is None or 1 + len(meaning) + len(said) + len(more) + len(code) + 1 <= budget:
             break
@@ -93,8 +97,10 @@ def _in_full(t: TestResult, style: Style, width: int, *, budget: int | None = No
             more = shorten()
         elif step == 1:
             code = shorten()
-        else:
+        elif step == 2:
             meaning = shorten()
+        else:
+            more = shorten()
     shown = [indent + "Smallest input found:"] + [indent + "    " + line for line in code] if example else []
     return [_head(t, style), *meaning, *said, *more, *shown]
 
@@ -122,7 +128,7 @@ def flow(example: str, width: int) -> str:
         for piece, joint in pieces:
             if not line:
                 line = piece
-            elif len(line) + len(joint) + len(piece) > width:
+            elif len(line) + len(joint) + len(piece) + 1 > width:  # 1: the comma that ends it
                 lines.append(line + ",")
                 line = "    " + piece
             else:
@@ -244,7 +250,7 @@ def _next_step(report: Report, style: Style, recheck: str) -> list[str]:
             checks = f"{failing} check{'s' if failing != 1 else ''}"
             return [
                 "",
-                style(f"Next: fix {exercise.name} first ({checks} to go), then check just it with", "next"),
+                style(f"Next: fix {exercise.name} ({checks} failing), then check just it:", "next"),
                 style(f"    {one_line(recheck)} --only {exercise.name}", "next"),
             ]
     return []
