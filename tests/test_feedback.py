@@ -107,7 +107,7 @@ def test_values_on_a_grid_are_written_as_small_whole_numbers():
     assert show(np.full((2, 2), -0.25, dtype=np.float32)) == "np.full((2, 2), -0.25, dtype=np.float32)"
     assert show(np.eye(3, dtype=np.float32)) == "np.eye(3, dtype=np.float32)"
     column = show(np.arange(20.0).reshape(2, 10, 1))
-    assert len(column.splitlines()) == 1 and column.endswith(".reshape(2, 10, 1)")
+    assert len(column.splitlines()) == 2 and column.endswith(".reshape(2, 10, 1)")  # not 20 rows
 
 
 def test_a_large_input_is_named_with_its_shape_in_the_short_report():
@@ -173,7 +173,7 @@ def test_the_next_step_names_the_first_exercise_to_fix():
     report = Report("f.py", (_failed("a_check"),))
     text = to_text(report, recheck="python -m grader check f.py")
     assert text.rstrip().endswith("python -m grader check f.py --only f")
-    assert "Next: fix f first" in text
+    assert "Next: fix f (1 check failing)" in text
     assert "Next" not in to_text(report)
 
 

@@ -80,27 +80,24 @@ def _in_full(t: TestResult, style: Style, width: int, *, budget: int | None = No
     said = _fill(visible(reason), width, indent)
     more = [indent + line for line in visible(detail).splitlines()] if detail else []
     code = visible(example).splitlines()
-    # over budget, shortened in this order: the arrays of values (to a line saying where they
-    # are), the input's layout, the meaning, that line
-    steps = (
-        lambda: [style(indent + "(every value: --details)", "dim")] if more else [],
-        lambda: flow(example, width - len(indent) - 4).splitlines(),
-        lambda: [],
-        lambda: [],
-    )
-    if budget is not None and any(len(indent) + 4 + len(line) > width for line in code):
-        code = steps[1]()  # too wide for the screen: run on to its width
-    for step, shorten in enumerate(steps):
-        if budget is None or 1 + len(meaning) + len(said) + len(more) + len(code) + 1 <= budget:
-            break
-        if step == 0:
-            more = shorten()
-        elif step == 1:
-            code = shorten()
-        elif step == 2:
-            meaning = shorten()
-        else:
-            more = shorten()
+    if budget is not None:
+
+        def over() -> bool:
+            return 1 + len(meaning) + len(said) + len(more) + 1 + len(code) > budget
+
+        flowed = flow(example, width - len(indent) - 4).splitlines()
+        if any(len(indent) + 4 + len(line) > width for line in code):
+            code = flowed  # too wide for the screen: run on to its width
+        # over budget, shortened in this order: the arrays of values (to a line saying where
+        # they are), the input's layout, the meaning, that line
+        if over() and more:
+            more = [style(indent + "(every value: --details)", "dim")]
+        if over():
+            code = flowed
+        if over():
+            meaning = []
+        if over():
+            more = []
     shown = [indent + "Smallest input found:"] + [indent + "    " + line for line in code] if example else []
     return [_head(t, style), *meaning, *said, *more, *shown]
 
