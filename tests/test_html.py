@@ -158,3 +158,15 @@ def test_a_lesson_without_pictures_gets_a_report_without_them(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "<svg" not in done.stdout and "Total: " in done.stdout
+
+
+def test_inputs_are_read_as_numbers_never_run(tmp_path):
+    """The page's tables come from the example's text read as plain numbers and the few numpy
+    calls the grader writes; anything else is shown as text, never evaluated."""
+    from grader.formats.html import _inputs
+
+    marker = tmp_path / "ran"
+    code = f"x = __import__('pathlib').Path({str(marker)!r}).touch()"
+    assert _inputs(code).startswith("<pre>") and not marker.exists()
+    table = _inputs("x = 0.75 * np.array([[1,0], [0,-1]], dtype=float)\nn_heads = 2")
+    assert "<td>0.75</td><td>0</td>" in table and "<td>-0.75</td>" in table and "n_heads = 2" in table

@@ -134,7 +134,7 @@ def _inputs(example: str) -> str:
     shown = []
     try:
         statements = _read(example)
-    except (ValueError, SyntaxError, TypeError):
+    except (ValueError, SyntaxError, TypeError, KeyError, IndexError):  # not the forms show() writes
         statements = None
     for name, value in statements or ():
         shown.append(_table(name, value))
