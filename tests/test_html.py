@@ -13,7 +13,7 @@ import pytest
 from grader.core.diagnosis import Diagnosis
 from grader.core.pictures import Heatmap
 from grader.core.results import Report, Status, TestResult, Visibility
-from grader.formats.html import to_html
+from grader.formats.html import _inputs, to_html
 from grader.formats.json_report import from_dict, to_dict
 
 from .support import ATTENTION, TOY_COURSE, compose, python
@@ -163,8 +163,6 @@ def test_a_lesson_without_pictures_gets_a_report_without_them(tmp_path):
 def test_inputs_are_read_as_numbers_never_run(tmp_path):
     """The page's tables come from the example's text read as plain numbers and the few numpy
     calls the grader writes; anything else is shown as text, never evaluated."""
-    from grader.formats.html import _inputs
-
     marker = tmp_path / "ran"
     code = f"x = __import__('pathlib').Path({str(marker)!r}).touch()"
     assert _inputs(code).startswith("<pre>") and not marker.exists()
