@@ -10,6 +10,10 @@ from .errors import Failure
 from .pictures import Heatmap
 from .settings import Isolation
 
+#: Where a failed check's feedback turns from what went wrong to the smallest input that shows it
+#: (written by :func:`grader.engine.feedback.paragraph`, read by the reporters).
+EXAMPLE_LEAD = "\nSmallest input found:\n"
+
 
 class Status(StrEnum):
     """How one check ended."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import Failure, PropertyFailure, StudentError, StudentTimeout
-from ..core.results import Status
+from ..core.results import EXAMPLE_LEAD, Status
 from .expect import show
 
 
@@ -91,5 +91,5 @@ def paragraph(outcome: Outcome) -> str:
     """The message, then the smallest input that shows it."""
     text = outcome.message
     if outcome.counterexample:
-        text += "\nSmallest input found:\n" + textwrap.indent(outcome.counterexample, "    ")
+        text += EXAMPLE_LEAD + textwrap.indent(outcome.counterexample, "    ")
     return text

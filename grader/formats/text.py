@@ -23,7 +23,7 @@ import re
 import textwrap
 
 from ..core.inert import one_line, visible
-from ..core.results import Report, Status, TestResult, Visibility
+from ..core.results import EXAMPLE_LEAD, Report, Status, TestResult, Visibility
 from .terminal import Style
 
 #: Width of the report when nothing says otherwise (a file, a pipe).
@@ -35,8 +35,6 @@ EXERCISE_LINES = 25
 #: Lines one input may take in the short layout when it has many rows (it is written flat, with
 #: ``.reshape``: :func:`grader.engine.expect.show`); a larger one is named with its shape there.
 LONGEST_INPUT = 8
-#: How the feedback announces the smallest input (:func:`grader.engine.feedback.paragraph`).
-EXAMPLE_LEAD = "\nSmallest input found:\n"
 
 _MARK = {Status.PASSED: "ok", Status.FAILED: "FAILED", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT"}
 _ROLE = {Status.FAILED: "bad", Status.ERROR: "bad", Status.TIMEOUT: "bad"}
