@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 
 from grader.core.diagnosis import Diagnosis
@@ -168,3 +169,16 @@ def test_inputs_are_read_as_numbers_never_run(tmp_path):
     assert _inputs(code).startswith("<pre>") and not marker.exists()
     table = _inputs("x = 0.75 * np.array([[1,0], [0,-1]], dtype=float)\nn_heads = 2")
     assert "<td>0.75</td><td>0</td>" in table and "<td>-0.75</td>" in table and "n_heads = 2" in table
+
+
+def test_weights_that_are_not_numbers_keep_to_plain_json_and_draw_grey():
+    """A student's NaN or infinite weight is written as text in the JSON (which has no such
+    number), read back as it was, and drawn grey."""
+    nan = float("nan")
+    picture = Heatmap("f", "w", ("a", "b"), (((1.0, 0.0), (0.5, 0.5)),), (((nan, float("inf")), (0.5, 0.5)),))
+    passed = TestResult("a_check", "f", 1, 1, Status.PASSED, Visibility.VISIBLE)
+    report = Report("f.py", (passed,), pictures=(picture,))
+    text = json.dumps(to_dict(report), allow_nan=False)  # raises on a bare NaN
+    again = from_dict(json.loads(text)).pictures[0]
+    assert np.isnan(again.student[0][0][0]) and again.student[0][0][1] == float("inf")
+    assert to_html(report).count('fill="#999999"') == 2

@@ -90,7 +90,11 @@ def _tuples(value):
 
 
 def _lists(value):
-    return [_lists(v) for v in value] if isinstance(value, (list, tuple)) else value
+    """Nested lists for JSON, a number that is not finite as text (``"nan"``, ``"-inf"``: JSON
+    has no such number, and :func:`_tuples` reads them back)."""
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    return value if np.isfinite(value) else str(value)
 
 
 def heatmap(
