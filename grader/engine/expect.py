@@ -67,10 +67,10 @@ def _texts(a: np.ndarray, digits: int, keep: np.ndarray | None = None) -> np.nda
     tiny = np.isfinite(a) & (np.abs(a) < ROUNDING * scale)
     if keep is not None:
         tiny &= ~keep
-    out = np.empty(a.shape, dtype=object)
+    written = np.empty(a.shape, dtype=object)
     for index in np.ndindex(a.shape):
-        out[index] = "0" if tiny[index] else number(a[index], digits)
-    return out
+        written[index] = "0" if tiny[index] else number(a[index], digits)
+    return written
 
 
 def _nested(texts: np.ndarray, indent: int = 0) -> str:
@@ -229,17 +229,33 @@ def _first_mismatch(bad: np.ndarray) -> tuple[int, ...]:
 SIDES = ("expected", "got")
 
 
-def _values_message(got, expected, bad, *, name: str, what: str, sides: tuple[str, str]) -> str:
+def sides_of(name: str, what: str, sides: tuple[str, str] | None) -> tuple[str, str]:
+    """What to call the two sides (``expected``'s, then ``got``'s): as a check says, else read
+    from its words where both come from the student's own function: ``what`` = "differs from X"
+    compares ``name`` with X; "changed when ..." compares a value before and after a change.
+    Else "expected" and "got". (A check's words, not a new argument, so that no check's source
+    changes: Hypothesis seeds each check's examples from its source.)"""
+    if sides is not None:
+        return sides
+    if what.startswith("differs from "):
+        return what.removeprefix("differs from ") + ":", name + ":"
+    if what.startswith("changed when "):
+        return "before:", "after:"
+    return SIDES
+
+
+def _values_message(got, expected, bad, *, name: str, what: str, sides: tuple[str, str] | None) -> str:
     where = _first_mismatch(bad)
     count = int(bad.sum())
     one, other = pair(expected[where], got[where])
+    first, second = sides_of(name, what, sides)
     text = (
-        f"{name} {what} at index {list(where)}: {sides[0]} {one}, {sides[1]} {other}"
+        f"{name} {what} at index {list(where)}: {first} {one}, {second} {other}"
         f" ({count} of {bad.size} entries differ)."
     )
     if expected.size <= SHOW_WHOLE:
         whole_expected, whole_got = pair(expected, got, bad)
-        text += f"\n{sides[0]}:\n{whole_expected}\n{sides[1]}:\n{whole_got}"
+        text += f"\n{first.rstrip(':')}:\n{whole_expected}\n{second.rstrip(':')}:\n{whole_got}"
     return text
 
 
@@ -249,7 +265,7 @@ def equal(
     *,
     name: str,
     what: str = "is wrong",
-    sides: tuple[str, str] = SIDES,
+    sides: tuple[str, str] | None = None,
 ) -> None:
     """Same shape and exactly the same values (infinities included). ``sides`` names the two
     (what ``expected`` is, what ``got`` is) where "expected" and "got" would mislead."""
@@ -267,7 +283,7 @@ def close(
     rtol: float,
     atol: float,
     what: str = "is wrong",
-    sides: tuple[str, str] = SIDES,
+    sides: tuple[str, str] | None = None,
 ) -> None:
     """Same shape and values equal up to rounding (``rtol``, ``atol``); ``sides`` as for
     :func:`equal`."""

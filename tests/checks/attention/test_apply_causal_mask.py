@@ -98,7 +98,6 @@ def test_each_table_masked_alone(student, scores):
         alone,
         name="apply_causal_mask(scores)[0, ...]",
         what="differs from masking that table alone",
-        sides=("alone", "in the stack"),
     )
     expected = np.where(np.broadcast_to(future(scores.shape[-1]), scores.shape), -np.inf, scores)
     expect.equal(got, expected, name=NAME)

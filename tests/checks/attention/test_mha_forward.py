@@ -103,7 +103,6 @@ def test_later_tokens_do_not_change_earlier_outputs(student, layer, data):
         atol=ATOL,
         name=f"the outputs of tokens 0..{t}",
         what="changed when only later tokens changed",
-        sides=("before the change", "after it"),
     )
 
 
@@ -124,7 +123,6 @@ def test_each_row_behaves_as_if_given_only_its_prefix(student, layer, data):
         atol=ATOL,
         name=f"mha_forward(x[..., :{k}, :])",
         what=f"differs from the first {k} rows of mha_forward(x)",
-        sides=("in the full run", "on the prefix alone"),
     )
 
 
@@ -164,7 +162,6 @@ def test_output_projection_mixes_the_merged_heads(student, layer, causal):
         atol=ATOL,
         name="mha_forward(x)",
         what="is not (the merged heads) @ W_o",
-        sides=("(its output with W_o = I) @ W_o", "its output"),
     )
 
 
@@ -184,7 +181,6 @@ def test_batch_elements_are_independent(student, layer, causal):
         atol=ATOL,
         name="the output of the first sequence",
         what="differs from running it alone",
-        sides=("alone", "in the batch"),
     )
 
 
