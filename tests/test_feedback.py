@@ -17,7 +17,7 @@ from hypothesis.extra import numpy as hnp
 
 from grader.core.results import Report, Status, TestResult, Visibility
 from grader.core.settings import use_colour
-from grader.engine.expect import fmt, number, pair, pretty, show
+from grader.engine.expect import PropertyFailure, close, fmt, number, pair, pretty, show
 from grader.formats.terminal import Style
 from grader.formats.text import flow, to_text
 
@@ -243,3 +243,34 @@ def test_check_is_coloured_on_a_terminal_and_plain_in_a_pipe_or_with_no_color(tm
     assert ESCAPE.search(forced.stdout)
     as_json = python("grade", str(path), "--only", "split_heads", "--format", "json", "--color", "always")
     assert not ESCAPE.search(as_json.stdout)
+
+
+def test_both_sides_are_named_by_what_they_are_when_both_are_the_students():
+    """The prefix check compares the student's output on the prefix with the student's own
+    full run: neither side is "expected"."""
+    prefix, whole = np.array([[0.25, 0.0]]), np.array([[0.5, 0.0]])
+    with pytest.raises(PropertyFailure) as failed:
+        close(
+            prefix,
+            whole,
+            name="mha_forward(x[..., :1, :])",
+            what="differs from the first 1 rows of mha_forward(x)",
+            rtol=0,
+            atol=0,
+        )
+    message = str(failed.value)
+    assert "the first 1 rows of mha_forward(x): 0.5, mha_forward(x[..., :1, :]): 0.25" in message
+    assert "expected" not in message and "got" not in message
+    with pytest.raises(PropertyFailure) as failed:
+        close(
+            prefix,
+            whole,
+            name="the outputs of tokens 0..0",
+            what="changed when only later tokens changed",
+            rtol=0,
+            atol=0,
+        )
+    assert "before: 0.5, after: 0.25" in str(failed.value)
+    with pytest.raises(PropertyFailure) as failed:
+        close(prefix, whole, name="mha_forward(x)", rtol=0, atol=0)
+    assert "expected 0.5, got 0.25" in str(failed.value)
