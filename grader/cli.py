@@ -32,6 +32,7 @@ from .core.settings import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
     GRADING_EXAMPLES,
+    Colour,
     Isolation,
     Settings,
     resolve,
@@ -135,13 +136,32 @@ def parser() -> argparse.ArgumentParser:
         help=f"time limit for a whole submission when sandboxed (default {DEFAULT_TOTAL_TIMEOUT:g})",
     )
 
-    c = sub.add_parser("check", parents=[common, isolation], help="check your own file (students)")
+    reading = argparse.ArgumentParser(add_help=False)
+    reading.add_argument(
+        "--details", action="store_true", help="every failed check in full, hidden ones included"
+    )
+    reading.add_argument(
+        "--color",
+        dest="colour",
+        choices=[c.value for c in Colour],
+        default=None,
+        help="colour the text report: auto (on a terminal, unless NO_COLOR is set), always or never",
+    )
+
+    c = sub.add_parser("check", parents=[common, isolation, reading], help="check your own file (students)")
     c.add_argument(
         "path",
         nargs="?",
         type=Path,
         default=None,
         help="file or folder to check (default: the lesson's file in exercises/)",
+    )
+    c.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the report as an HTML page, with pictures",
     )
     c.add_argument(
         "--explore",
@@ -154,7 +174,9 @@ def parser() -> argparse.ArgumentParser:
         help="run only the checks students are shown (as in the student release)",
     )
 
-    g = sub.add_parser("grade", parents=[common, isolation], help="grade one submission (instructors, CI)")
+    g = sub.add_parser(
+        "grade", parents=[common, isolation, reading], help="grade one submission (instructors, CI)"
+    )
     g.add_argument(
         "path", type=Path, help="the lesson's file (NAME.py or a notebook), or a folder holding it"
     )
@@ -356,7 +378,14 @@ def main(argv: list[str] | None = None) -> int:
         lesson = course.choose(args.lesson, getattr(args, "path", None))
         settings = _settings(args, lesson) if args.command in _GRADING else None
         if args.command == "check":
-            return check.main(lesson=lesson, settings=settings, path=args.path)
+            return check.main(
+                lesson=lesson,
+                settings=settings,
+                path=args.path,
+                details=args.details,
+                colour=args.colour,
+                html=args.html,
+            )
         if args.command == "grade":
             return grade.main(
                 lesson=lesson,
@@ -367,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
                 github_output=args.github_output,
                 github_summary=args.github_summary,
                 fail_under=args.fail_under,
+                details=args.details,
+                colour=args.colour,
             )
         if args.command == "batch":
             return batch.main(

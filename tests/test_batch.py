@@ -195,3 +195,5 @@ def test_a_students_reports_are_the_ones_grade_writes(tmp_path):
     assert (reports / "bob.txt").read_text(encoding="utf-8") == text.stdout
     as_json = python("grade", str(klass / "bob"), "--format", "json")
     assert json.loads((reports / "bob.json").read_text(encoding="utf-8")) == json.loads(as_json.stdout)
+    as_html = python("grade", str(klass / "bob"), "--format", "html")
+    assert (reports / "bob.html").read_text(encoding="utf-8") == as_html.stdout

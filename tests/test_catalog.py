@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.formats.json_report import from_dict
+from grader.formats.text import to_text
+
 from .support import ATTENTION, compose, grade_folders
 
 CATALOG = ATTENTION.catalog
@@ -178,3 +181,35 @@ def test_check_and_grade_agree_on_every_entry(reports, unsandboxed):
     for label in reports:
         assert outcome(unsandboxed[label], label) == outcome(reports[label], label), label
     assert {r["isolation"] for r in unsandboxed.values()} == {"none"}
+
+
+#: Lines a failing exercise takes in `check`'s report at most, and the whole report (a screen and
+#: a half), beyond what the smallest input needs past INPUT_LINES: an input is never cut, and four
+#: 8x8 projections take 16 lines however they are written.
+EXERCISE_LINES, REPORT_LINES, INPUT_LINES = 25, 45, 10
+
+
+def test_every_bug_reads_on_a_screen_and_a_half(unsandboxed):
+    """`check`'s report of every catalogued bug, as a student reads it (plain, 72 columns): its
+    failing exercise in at most 25 lines and the whole report in at most 45, but for an input
+    that needs more than 10 lines itself; no line wider than 72 columns."""
+    lengths = []
+    for entry in BUGS:
+        report = from_dict(unsandboxed[f"bugs-{entry.stem}"])
+        text = to_text(report, heading="Checking attention.py", recheck="python -m grader check")
+        lines = text.splitlines()
+        own = exercise_of(entry)
+        start = next(i for i, line in enumerate(lines) if line.startswith(own + " "))
+        block = lines[start : lines.index("", start)]
+        lead = (
+            block.index("      Smallest input found:")
+            if "      Smallest input found:" in block
+            else len(block)
+        )
+        example = [line for line in block[lead + 1 :] if line.startswith("          ")]
+        over = max(0, len(example) - INPUT_LINES)
+        assert len(block) - over <= EXERCISE_LINES, (entry.stem, "\n".join(block))
+        assert len(lines) - over <= REPORT_LINES, (entry.stem, text)
+        assert all(len(line) <= 72 for line in lines if "--details shows it whole" not in line), entry.stem
+        lengths.append(len(block))
+    assert sorted(lengths)[len(lengths) // 2] <= 20, lengths

@@ -48,6 +48,7 @@ from ..core.results import ExerciseResult, Report, Standing
 from ..core.settings import Settings
 from ..engine.run import suite_points
 from ..formats.gradebook import Gradebook, Row
+from ..formats.html import to_html
 from ..formats.json_report import from_dict, to_dict
 from ..formats.junit import class_junit
 from ..formats.lms import Export
@@ -429,10 +430,11 @@ def _store(
 
 
 def _write_reports(reports: Path, entry: Entry, report: Report | None, error: str) -> None:
-    """The student's JSON report and text report: the text is the one ``grade`` prints."""
+    """The student's JSON, text and HTML reports: each the one ``grade`` prints for the file."""
     name = _safe(entry.student)
     if report is not None:
         (reports / f"{name}.json").write_text(json.dumps(to_dict(report), indent=2) + "\n", encoding="utf-8")
+        (reports / f"{name}.html").write_text(to_html(report), encoding="utf-8")
         text = to_text(report)
     else:
         text = f"Report for {entry.student}\n\nNo grade: {error}\n"

@@ -2,23 +2,58 @@
 
 from __future__ import annotations
 
+import shlex
+import shutil
 import sys
 from pathlib import Path
 
 from ..core.intake import take_in
 from ..core.lesson import Lesson
-from ..core.settings import Profile, Settings
+from ..core.settings import Profile, Settings, use_colour
 from ..engine.run import run_checks
-from ..formats.text import to_text
+from ..formats.html import to_html
+from ..formats.terminal import Style
+from ..formats.text import WIDTH, to_text
 
 
-def main(*, lesson: Lesson, settings: Settings, path: Path | None = None) -> int:
-    """Check ``path`` (default: the lesson's stubs, the student's file) and print the report;
-    0 when every check passes, 1 otherwise."""
+def terminal_layout(stream, colour: str | None) -> tuple[Style, int]:
+    """(style, width) of a text report written to ``stream``: coloured as ``colour``
+    (``--color``) and NO_COLOR say, as wide as the terminal (within reason), plain and
+    :data:`WIDTH` wide for a file or a pipe."""
+    terminal = stream.isatty()
+    width = max(60, min(120, shutil.get_terminal_size((WIDTH, 24)).columns)) if terminal else WIDTH
+    return Style(use_colour(colour, terminal=terminal)), width
+
+
+def main(
+    *,
+    lesson: Lesson,
+    settings: Settings,
+    path: Path | None = None,
+    details: bool = False,
+    colour: str | None = None,
+    html: Path | None = None,
+) -> int:
+    """Check ``path`` (default: the lesson's stubs, the student's file) and print the report
+    (every failure in full with ``details``; also as an HTML page written to ``html``); 0 when every
+    check passes, 1 otherwise."""
     intake, file = take_in(lesson.stubs if path is None else path, lesson.filename)
     report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
     how = "fresh random inputs" if settings.profile is Profile.EXPLORE else "the same inputs as the grader"
-    sys.stdout.write(to_text(report, heading=f"Checking {file} with {how}"))
+    style, width = terminal_layout(sys.stdout, colour)
+    again = "python -m grader check" + ("" if path is None else f" {shlex.quote(str(path))}")
+    text = to_text(
+        report,
+        heading=f"Checking {file} with {how}",
+        details=details,
+        style=style,
+        width=width,
+        recheck=again,
+    )
+    sys.stdout.write(text)
+    if html is not None:
+        Path(html).write_text(to_html(report, heading=f"Checking {file}", details=details), encoding="utf-8")
+        print(f"wrote {html}", file=sys.stderr)
     if report.score == report.max_score:
         print("Every check passes. Well done!")
         return 0

@@ -15,15 +15,28 @@ from ..core.settings import Settings
 from ..engine.run import run_checks
 from ..formats.github import annotations, step_output, step_summary, to_github
 from ..formats.gradescope import to_gradescope
+from ..formats.html import to_html
 from ..formats.json_report import to_dict
 from ..formats.junit import to_junit
-from ..formats.text import to_text
+from ..formats.terminal import Style
+from ..formats.text import WIDTH, to_text
+from .check import terminal_layout
 
-FORMATS = ("text", "json", "gradescope", "github", "junit")
+FORMATS = ("text", "json", "gradescope", "github", "junit", "html")
 
 
-def render(report, fmt: str, *, seconds: float = 0.0, lesson: str = "") -> str:
-    """The report in one of FORMATS (``lesson`` names JUnit's suites)."""
+def render(
+    report,
+    fmt: str,
+    *,
+    seconds: float = 0.0,
+    lesson: str = "",
+    details: bool = False,
+    style=None,
+    width=WIDTH,
+) -> str:
+    """The report in one of FORMATS (``lesson`` names JUnit's suites; text: short, or every
+    failure in full with ``details``, coloured by ``style`` and ``width`` wide)."""
     if fmt == "json":
         return json.dumps(to_dict(report), indent=2) + "\n"
     if fmt == "gradescope":
@@ -32,7 +45,9 @@ def render(report, fmt: str, *, seconds: float = 0.0, lesson: str = "") -> str:
         return json.dumps(to_github(report), indent=2) + "\n"
     if fmt == "junit":
         return to_junit(report, lesson=lesson)
-    return to_text(report)
+    if fmt == "html":
+        return to_html(report, details=details)
+    return to_text(report, details=details, style=style, width=width)
 
 
 def main(
@@ -45,6 +60,8 @@ def main(
     github_output: bool = False,
     github_summary: bool = False,
     fail_under: float | None = None,
+    details: bool = False,
+    colour: str | None = None,
 ) -> int:
     """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written
     (1 when the score is below ``fail_under``).
@@ -62,7 +79,16 @@ def main(
     print(f"grading {file} ...", file=sys.stderr)
     start = time.monotonic()
     report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
-    text = render(report, fmt, seconds=time.monotonic() - start, lesson=lesson.name)
+    style, width = terminal_layout(sys.stdout, colour) if output is None else (Style(), WIDTH)
+    text = render(
+        report,
+        fmt,
+        seconds=time.monotonic() - start,
+        lesson=lesson.name,
+        details=details,
+        style=style,
+        width=width,
+    )
     if github_summary:
         for line in annotations(report, file=file.as_posix()):
             print(line)

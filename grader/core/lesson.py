@@ -80,6 +80,12 @@ class Lesson:
         return self.checks / "diagnoses.py"
 
     @property
+    def pictures(self) -> Path:
+        """``tests/checks/NAME/pictures.py``, what the HTML report pictures (optional; it stays
+        with the reference, out of a student release)."""
+        return self.checks / "pictures.py"
+
+    @property
     def reference(self) -> Path | None:
         """The reference solution, or None where there is none (a student release)."""
         return self.solution if self.solution.is_file() else None

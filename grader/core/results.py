@@ -7,7 +7,12 @@ from dataclasses import dataclass, field
 from .diagnosis import Diagnosis
 from .enums import StrEnum
 from .errors import Failure
+from .pictures import Heatmap
 from .settings import Isolation
+
+#: Where a failed check's feedback turns from what went wrong to the smallest input that shows it
+#: (written by :func:`grader.engine.feedback.paragraph`, read by the reporters).
+EXAMPLE_LEAD = "\nSmallest input found:\n"
 
 
 class Status(StrEnum):
@@ -81,6 +86,9 @@ class Report:
     diagnoses: dict[str, tuple[Diagnosis, ...]] = field(default_factory=dict)
     """Per exercise that lost points, the lesson's mistakes that fit what the student's function
     did, most likely first (:mod:`grader.core.diagnosis`)."""
+    pictures: tuple[Heatmap, ...] = ()
+    """The lesson's pictures of the student's functions beside the reference's
+    (:mod:`grader.core.pictures`), for the HTML report."""
 
     @property
     def score(self) -> float:

@@ -144,3 +144,24 @@ def resolve(
         exercises=only,
         include_hidden=not public,
     )
+
+
+class Colour(StrEnum):
+    """Whether the text report is coloured (``--color``)."""
+
+    AUTO = "auto"  # on a terminal, unless NO_COLOR is set
+    ALWAYS = "always"
+    NEVER = "never"
+
+
+def use_colour(asked: str | None, *, terminal: bool, environ=os.environ) -> bool:
+    """Whether to colour a report written to ``terminal`` (a tty or not): ``--color always`` or
+    ``never`` as asked; else (``auto``) only on a terminal and only when NO_COLOR is not set to a
+    non-empty value (https://no-color.org). Raises ValueError for an unknown choice."""
+    try:
+        chosen = Colour(asked or Colour.AUTO.value)
+    except ValueError:
+        raise ValueError(f"unknown --color {asked!r}; choose auto, always or never") from None
+    if chosen is not Colour.AUTO:
+        return chosen is Colour.ALWAYS
+    return terminal and not environ.get("NO_COLOR")

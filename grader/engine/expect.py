@@ -14,12 +14,15 @@ from ..core.errors import Failure, PropertyFailure, StudentError
 __all__ = [
     "PropertyFailure",
     "SHOW_WHOLE",
+    "SIDES",
     "close",
     "dtype",
     "equal",
     "floating",
     "fmt",
     "is_tuple",
+    "number",
+    "pair",
     "pretty",
     "raises",
     "rows_sum_to_one",
@@ -30,26 +33,150 @@ __all__ = [
 
 #: Arrays with at most this many entries are printed whole in messages.
 SHOW_WHOLE = 48
+#: Fewest and most significant digits a number is printed with: the fewest that show a
+#: difference, from 4 (the most a reader takes in at a glance) up to all of a float64's.
+DIGITS, MAX_DIGITS = 4, 17
+#: A value this small beside the largest of its array (or beside 1) is 0 up to rounding: it is
+#: printed as 0 unless it is where two arrays differ.
+ROUNDING = 1e-12
+#: An input array is written as nested rows when it has at most this many rows; else flat, with
+#: ``.reshape`` (a column of 10 numbers takes one line, not 10).
+MAX_ROWS = 8
+#: Characters of numbers on one line of an input written flat.
+FLAT_LINE = 48
+#: Widest multiple of the array's step written as a whole number (``0.25 * np.array([[1, -3]])``).
+MAX_MULTIPLE = 999
 
 
-def fmt(a) -> str:
+def number(x, digits: int = DIGITS) -> str:
+    """A number as a reader writes it: ``0``, ``-inf``, ``2.5``, ``0.3142``, ``1.2e-05``."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    if not np.isfinite(x):
+        return str(x)
+    return f"{x:.{digits}g}"
+
+
+def _texts(a: np.ndarray, digits: int, keep: np.ndarray | None = None) -> np.ndarray:
+    """Each entry of ``a`` as :func:`number` writes it, entries 0 up to rounding written 0
+    (except where ``keep``)."""
+    a = np.asarray(a, dtype=float)
+    finite = a[np.isfinite(a)]
+    scale = max(1.0, float(np.abs(finite).max())) if finite.size else 1.0
+    tiny = np.isfinite(a) & (np.abs(a) < ROUNDING * scale)
+    if keep is not None:
+        tiny &= ~keep
+    written = np.empty(a.shape, dtype=object)
+    for index in np.ndindex(a.shape):
+        written[index] = "0" if tiny[index] else number(a[index], digits)
+    return written
+
+
+def _nested(texts: np.ndarray, indent: int = 0) -> str:
+    """Entries (strings) as nested rows, right-aligned: ``[[ 1, -2],\n [ 0,  3]]``."""
+    if texts.ndim == 0:
+        return str(texts[()])
+    width = max((len(t) for t in texts.flat), default=0)
+
+    def rows(block, depth):
+        if block.ndim == 1:
+            return "[" + ", ".join(t.rjust(width) for t in block) + "]"
+        gap = ",\n" + "\n" * (block.ndim - 2) + " " * (indent + depth + 1)
+        return "[" + gap.join(rows(sub, depth + 1) for sub in block) + "]"
+
+    return rows(texts, 0)
+
+
+def fmt(a, digits: int = DIGITS) -> str:
     """Short, readable text for an array or a number."""
     if isinstance(a, np.ndarray):
-        return np.array2string(a, precision=4, separator=", ", max_line_width=100)
+        return _nested(_texts(a, digits))
     if isinstance(a, (float, np.floating)):
-        return f"{float(a):.6g}"
+        return number(a, digits)
     return repr(a)
 
 
+def pair(expected, got, differ=None) -> tuple[str, str]:
+    """Two numbers or arrays written with the fewest digits (from :data:`DIGITS`) at which
+    every entry where they differ (``differ``, default: wherever they are not equal) prints
+    differently: two values that differ never print alike."""
+    e, g = np.asarray(expected, dtype=float), np.asarray(got, dtype=float)
+    if differ is None:
+        differ = ~((e == g) | (np.isnan(e) & np.isnan(g)))
+    differ = np.broadcast_to(differ, e.shape)
+    where = list(zip(*np.nonzero(differ), strict=True)) if e.ndim else ([()] if differ else [])
+    for digits in range(DIGITS, MAX_DIGITS + 1):
+        te, tg = _texts(e, digits, differ), _texts(g, digits, differ)
+        if all(te[i] != tg[i] for i in where):
+            break
+    if e.ndim == 0:
+        return str(te[()]), str(tg[()])
+    return _nested(te), _nested(tg)
+
+
+def _step(a: np.ndarray) -> float | None:
+    """The step of the grid ``a``'s values lie on (each an exact whole multiple of it, none past
+    :data:`MAX_MULTIPLE`), or None."""
+    finite = a[np.isfinite(a)]
+    nonzero = np.abs(finite[finite != 0])
+    if finite.size != a.size or nonzero.size == 0:
+        return None
+    for step in sorted(set(nonzero.tolist()))[:3]:
+        with np.errstate(all="ignore"):
+            multiples = np.round(a / step)
+        if np.array_equal(multiples * step, a) and np.abs(multiples).max() <= MAX_MULTIPLE:
+            return step
+    return None
+
+
 def show(a: np.ndarray) -> str:
-    """An array as a reader would write it: np.eye(3), np.zeros((2, 2)) or its entries."""
+    """An array as Python code that rebuilds it exactly: ``np.eye(3)``, ``np.zeros((2, 2))``,
+    ``0.25 * np.array([[1, -3], [0, 2]], dtype=float)`` (values on a grid, as whole multiples of
+    its step), or its entries; one with many rows flat, with ``.reshape``. Never cut."""
+    a = np.asarray(a)
+    single = a.dtype == np.float32
+    dtype = "np.float32" if single else "float"
     if a.ndim == 2 and a.shape[0] == a.shape[1] and a.size > 1 and np.array_equal(a, np.eye(a.shape[0])):
-        return f"np.eye({a.shape[0]})"
+        return f"np.eye({a.shape[0]}{', dtype=np.float32' if single else ''})"
     if a.size > 1 and np.all(a == a.flat[0]):
         value = float(a.flat[0])
-        return f"np.zeros({a.shape})" if value == 0 else f"np.full({a.shape}, {value:g})"
-    text = np.array2string(a, precision=4, separator=", ", max_line_width=100, prefix="np.array(")
-    return f"np.array({text}{', dtype=np.float32' if a.dtype == np.float32 else ''})"
+        if value == 0:
+            return f"np.zeros({a.shape}{', dtype=np.float32' if single else ''})"
+        return f"np.full({a.shape}, {_exact(value)}{', dtype=np.float32' if single else ''})"
+    step = _step(a.astype(float)) if a.dtype.kind == "f" and a.size else None
+    if step is not None:
+        ints = np.round(a.astype(float) / step).astype(np.int64).astype(str).astype(object)
+        scale = "" if step == 1 else f"{f'np.float32({_exact(step)})' if single else _exact(step)} * "
+        return scale + _built(ints, a.shape, dtype, indent=len(scale))
+    texts = np.vectorize(_exact, otypes=[object])(a.astype(float)) if a.size else a.astype(object)
+    return _built(texts, a.shape, dtype if single else "")
+
+
+def _exact(x: float) -> str:
+    """The shortest text that reads back as ``x`` exactly (``0.1``, ``-np.inf``, ``2.0``)."""
+    if np.isnan(x):
+        return "np.nan"
+    if np.isinf(x):
+        return "np.inf" if x > 0 else "-np.inf"
+    return repr(float(x))
+
+
+def _built(texts: np.ndarray, shape: tuple, dtype: str, indent: int = 0) -> str:
+    """``np.array(...)`` of the entries: nested rows when there are few, else flat with
+    ``.reshape``."""
+    typed = f", dtype={dtype}" if dtype else ""
+    rows = texts.size // shape[-1] if texts.ndim and shape[-1] else 1
+    if texts.ndim <= 1 or rows <= MAX_ROWS:
+        return f"np.array({_nested(texts, indent=indent + len('np.array('))}{typed})"
+    rows, line = [], ""
+    for text in (str(t) for t in texts.flat):  # flat, a line of numbers at a time
+        if line and len(line) + len(text) + 2 > FLAT_LINE:
+            rows.append(line + ",")
+            line = ""
+        line = f"{line}, {text}" if line else text
+    flat = ("\n" + " " * (indent + len("np.array(["))).join([*rows, line])
+    return f"np.array([{flat}]{typed}).reshape{shape}"
 
 
 def pretty(**fields) -> str:
@@ -98,33 +225,73 @@ def _first_mismatch(bad: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(bad)[0])
 
 
-def _values_message(got, expected, bad, *, name: str, what: str) -> str:
+#: How the two sides of a comparison are called when a check says nothing else.
+SIDES = ("expected", "got")
+
+
+def sides_of(name: str, what: str, sides: tuple[str, str] | None) -> tuple[str, str]:
+    """What to call the two sides (``expected``'s, then ``got``'s): as a check says, else read
+    from its words where both come from the student's own function: ``what`` = "differs from X"
+    compares ``name`` with X; "changed when ..." compares a value before and after a change.
+    Else "expected" and "got". (A check's words, not a new argument, so that no check's source
+    changes: Hypothesis seeds each check's examples from its source.)"""
+    if sides is not None:
+        return sides
+    if what.startswith("differs from "):
+        return what.removeprefix("differs from ") + ":", name + ":"
+    if what.startswith("changed when "):
+        return "before:", "after:"
+    return SIDES
+
+
+def _values_message(got, expected, bad, *, name: str, what: str, sides: tuple[str, str] | None) -> str:
     where = _first_mismatch(bad)
     count = int(bad.sum())
+    one, other = pair(expected[where], got[where])
+    first, second = sides_of(name, what, sides)
     text = (
-        f"{name} {what} at index {list(where)}: expected {fmt(expected[where])}, got {fmt(got[where])}"
+        f"{name} {what} at index {list(where)}: {first} {one}, {second} {other}"
         f" ({count} of {bad.size} entries differ)."
     )
     if expected.size <= SHOW_WHOLE:
-        text += f"\nexpected:\n{fmt(expected)}\ngot:\n{fmt(got)}"
+        whole_expected, whole_got = pair(expected, got, bad)
+        text += f"\n{first.rstrip(':')}:\n{whole_expected}\n{second.rstrip(':')}:\n{whole_got}"
     return text
 
 
-def equal(got: np.ndarray, expected: np.ndarray, *, name: str, what: str = "is wrong") -> None:
-    """Same shape and exactly the same values (infinities included)."""
+def equal(
+    got: np.ndarray,
+    expected: np.ndarray,
+    *,
+    name: str,
+    what: str = "is wrong",
+    sides: tuple[str, str] | None = None,
+) -> None:
+    """Same shape and exactly the same values (infinities included). ``sides`` names the two
+    (what ``expected`` is, what ``got`` is) where "expected" and "got" would mislead."""
     shape(got, expected.shape, name=name)
     bad = ~((got == expected) | (np.isnan(got) & np.isnan(expected)))
     if bad.any():
-        raise PropertyFailure(_values_message(got, expected, bad, name=name, what=what))
+        raise PropertyFailure(_values_message(got, expected, bad, name=name, what=what, sides=sides))
 
 
-def close(got, expected, *, name: str, rtol: float, atol: float, what: str = "is wrong") -> None:
-    """Same shape and values equal up to rounding (``rtol``, ``atol``)."""
+def close(
+    got,
+    expected,
+    *,
+    name: str,
+    rtol: float,
+    atol: float,
+    what: str = "is wrong",
+    sides: tuple[str, str] | None = None,
+) -> None:
+    """Same shape and values equal up to rounding (``rtol``, ``atol``); ``sides`` as for
+    :func:`equal`."""
     shape(got, expected.shape, name=name)
     finite = np.isfinite(got)
     bad = ~np.isclose(got, expected, rtol=rtol, atol=atol) | ~finite
     if bad.any():
-        raise PropertyFailure(_values_message(got, expected, bad, name=name, what=what))
+        raise PropertyFailure(_values_message(got, expected, bad, name=name, what=what, sides=sides))
 
 
 def rows_sum_to_one(weights: np.ndarray, *, name: str, atol: float) -> None:

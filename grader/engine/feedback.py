@@ -9,11 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import Failure, PropertyFailure, StudentError, StudentTimeout
-from ..core.results import Status
+from ..core.results import EXAMPLE_LEAD, Status
 from .expect import show
-
-#: Longest counterexample quoted in feedback, in characters.
-MAX_EXAMPLE = 1500
 
 
 @dataclass(frozen=True)
@@ -34,7 +31,8 @@ def _show(value) -> str:
 
 
 def counterexample_of(err: BaseException) -> str:
-    """The inputs of Hypothesis's smallest failing example, one per line.
+    """The inputs of Hypothesis's smallest failing example, one per line, as Python that
+    rebuilds them exactly (every argument, never cut).
 
     The plugin records the arguments on the exception (``grader_inputs``);
     values drawn inside the test come from Hypothesis's notes.
@@ -52,10 +50,7 @@ def counterexample_of(err: BaseException) -> str:
         match = re.match(r"Draw \d+ \((\w+)\): (.*)", note, re.S)
         if match:
             lines.append(f"{match.group(1)} = {match.group(2)}")
-    text = "\n".join(lines)
-    if len(text) > MAX_EXAMPLE:
-        text = text[:MAX_EXAMPLE] + "\n..."
-    return text
+    return "\n".join(lines)  # whole, however large: the text report shortens it, never this
 
 
 def _flaky_cause(err: BaseException) -> BaseException | None:
@@ -96,5 +91,5 @@ def paragraph(outcome: Outcome) -> str:
     """The message, then the smallest input that shows it."""
     text = outcome.message
     if outcome.counterexample:
-        text += "\nSmallest input found:\n" + textwrap.indent(outcome.counterexample, "    ")
+        text += EXAMPLE_LEAD + textwrap.indent(outcome.counterexample, "    ")
     return text

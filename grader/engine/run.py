@@ -17,6 +17,7 @@ from ..core.diagnosis import Call, Diagnosis, diagnose
 from ..core.errors import Failure, GraderError, StudentError, StudentTimeout
 from ..core.intake import Intake, IntakeError
 from ..core.lesson import Lesson
+from ..core.pictures import Heatmap, heatmap
 from ..core.results import Report, Status, TestResult, Visibility
 from ..core.settings import Settings
 from .feedback import Outcome, outcome_of, paragraph
@@ -48,6 +49,7 @@ class Collector:
         self.isolation = None
         self.evidence: dict[str, list[Call]] = {}  # exercise -> calls on failed checks' smallest inputs
         self.diagnoses: dict[str, tuple[Diagnosis, ...]] = {}
+        self.pictures: tuple[Heatmap, ...] = ()
         self.package = ""  # the Python package of the lesson's checks
 
     @pytest.hookimpl(tryfirst=True)
@@ -114,8 +116,9 @@ class Collector:
         self.isolation = self.submission.isolation
         if self.problem or self.lesson.reference is None:
             return
+        self.pictures = self._pictures()
         lost = {t.exercise for t in self.results if t.status is not Status.PASSED}
-        declared = self._declared() if lost else None
+        declared = self._declared(self.lesson.diagnoses) if lost else None
         for exercise in self.exercises if declared else ():
             mistakes = declared.MISTAKES.get(exercise, ()) if exercise in lost else ()
             if mistakes:
@@ -126,21 +129,40 @@ class Collector:
                 if found:
                     self.diagnoses[exercise] = tuple(found)
 
-    def _declared(self):
-        """The lesson's ``diagnoses.py`` beside its checks, imported as part of their package
-        (None when the lesson has none)."""
-        if not self.lesson.diagnoses.is_file() or not self.package:
+    def _declared(self, path: Path):
+        """A module the lesson declares beside its checks (``diagnoses.py``, ``pictures.py``),
+        imported as part of their package (None when the lesson has none)."""
+        if not path.is_file() or not self.package:
             return None
         try:
-            return importlib.import_module(f"{self.package}.diagnoses")
+            return importlib.import_module(f"{self.package}.{path.stem}")
         except Exception as err:  # noqa: BLE001 - the course's file, not the student's
-            raise GraderError(f"{self.lesson.diagnoses} cannot be imported: {err!r}") from None
+            raise GraderError(f"{path} cannot be imported: {err!r}") from None
+
+    def _pictures(self) -> tuple[Heatmap, ...]:
+        """The lesson's pictures of each exercise checked: the student's function called on the
+        picture's arguments as the checks call it, beside the reference on the same."""
+        declared = self._declared(self.lesson.pictures)
+        if declared is None:
+            return ()
+        drawn = []
+        for exercise in self.exercises:
+            picture = declared.PICTURES.get(exercise)
+            if picture is None:
+                continue
+            expected = self.submission.reference[exercise](**_copies(picture.arguments))
+            try:
+                got = self.submission.view(exercise).call(exercise, **_copies(picture.arguments))
+                drawn.append(heatmap(exercise, picture, declared.TOKENS, expected, got))
+            except (StudentError, StudentTimeout) as err:
+                drawn.append(heatmap(exercise, picture, declared.TOKENS, expected, problem=err.message))
+        return tuple(drawn)
 
     def _probed(self, exercise: str, probes) -> list[Call]:
         """The student's function on the lesson's probes, run as the checks run it."""
         view, calls = self.submission.view(exercise), []
         for arguments in probes:
-            given = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in arguments.items()}
+            given = _copies(arguments)
             try:
                 value = view.call(exercise, **given)
                 calls.append(Call(arguments, value, mutated=view.mutated))
@@ -151,6 +173,11 @@ class Collector:
             except StudentTimeout:
                 break  # no more of the student's time for this
         return calls
+
+
+def _copies(arguments: dict) -> dict:
+    """Arguments with their arrays copied: a call may not change the lesson's own."""
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in arguments.items()}
 
 
 def run_checks(
@@ -202,6 +229,7 @@ def run_checks(
         problem=collector.problem,
         isolation=collector.isolation,
         diagnoses=collector.diagnoses,
+        pictures=collector.pictures,
     )
 
 

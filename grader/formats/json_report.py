@@ -8,6 +8,7 @@ processes) reads, prints and scores as the one made here.
 from __future__ import annotations
 
 from ..core.diagnosis import Diagnosis
+from ..core.pictures import Heatmap
 from ..core.results import Report, Status, TestResult, Visibility
 from ..core.settings import Isolation
 
@@ -42,6 +43,7 @@ def to_dict(report: Report) -> dict:
             for t in report.tests
         ],
         "problem": report.problem,
+        "pictures": [p.to_dict() for p in report.pictures],
         "isolation": report.isolation.value if report.isolation is not None else "",
         "submission": report.submission,
         "schema_version": SCHEMA_VERSION,
@@ -75,4 +77,5 @@ def from_dict(data: dict) -> Report:
         problem=data.get("problem", ""),
         isolation=Isolation(data["isolation"]) if data.get("isolation") else None,
         diagnoses=diagnoses,
+        pictures=tuple(Heatmap.from_dict(p) for p in data.get("pictures", ())),
     )

@@ -1,36 +1,159 @@
-"""The readable report: per exercise a score, per failed check one short paragraph.
+"""The readable report: per exercise a score, the likely mistake, and what fails.
 
-Everything a student chose (the file's path, why it could not be loaded, the
-feedback quoting their exception messages and values) is shown through
-:mod:`grader.core.inert`: an escape sequence in an exception message is printed as
-``\\x1b[2J``, never run by the terminal that shows the report.
+Two layouts, both pure functions of a :class:`Report`:
+
+* the short one (the default), a report a student reads to the end: per exercise its score,
+  the diagnosis when there is one, the first failing *visible* check in full (its meaning,
+  what went wrong, the smallest input), every further failure on one line (its name and
+  reason), hidden checks on one line with no inputs. A failing exercise takes about
+  :data:`EXERCISE_LINES` lines at most;
+* the detailed one (``details=True``, ``--details`` on the command line): every failed check
+  in full, hidden ones included, as the JSON report holds them.
+
+Everything a student chose (the file's path, why it could not be loaded, the feedback quoting
+their exception messages and values) is shown through :mod:`grader.core.inert`: an escape
+sequence in an exception message is printed as ``\\x1b[2J``, never run by the terminal that
+shows the report. Colour (:mod:`grader.formats.terminal`) is added around the reporter's own
+words only, after that.
 """
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from ..core.inert import one_line, visible
-from ..core.results import Report, Status, TestResult, Visibility
+from ..core.results import EXAMPLE_LEAD, Report, Status, TestResult, Visibility
+from .terminal import Style
 
-RULE = "-" * 72
+#: Width of the report when nothing says otherwise (a file, a pipe).
+WIDTH = 72
+#: Lines a failing exercise takes at most in the short layout, when its smallest input allows:
+#: the full account of one check is shortened (its arrays of expected and got values left to
+#: ``--details``) to stay within it; the input itself is never cut.
+EXERCISE_LINES = 25
+#: Lines one input may take in the short layout when it has many rows (it is written flat, with
+#: ``.reshape``: :func:`grader.engine.expect.show`); a larger one is named with its shape there.
+LONGEST_INPUT = 8
+
 _MARK = {Status.PASSED: "ok", Status.FAILED: "FAILED", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT"}
+_ROLE = {Status.FAILED: "bad", Status.ERROR: "bad", Status.TIMEOUT: "bad"}
 
 
 def _points(x) -> str:
     return f"{x:g}"
 
 
-def _check_paragraph(t: TestResult) -> str:
-    head = f"  [{_MARK[t.status]}] {t.name} ({_points(t.max_score)} pt{'s' if t.max_score != 1 else ''})"
+def _pts(t: TestResult) -> str:
+    return f"{_points(t.max_score)} pt{'s' if t.max_score != 1 else ''}"
+
+
+def parts(t: TestResult) -> tuple[str, str, str]:
+    """(reason, detail, example) of a failed check's feedback: its first line, the lines after
+    it (arrays of expected and got values, the student's line), and the smallest input."""
+    message, _, example = t.feedback.partition(EXAMPLE_LEAD)
+    reason, _, detail = message.partition("\n")
+    return reason, detail, textwrap.dedent(example) if example else ""
+
+
+def _head(t: TestResult, style: Style) -> str:
+    head = f"  [{style(_MARK[t.status], _ROLE.get(t.status, 'good'))}] {style(t.name, 'name')} ({_pts(t)})"
+    return head + (" [hidden]" if t.visibility is Visibility.HIDDEN else "")
+
+
+def _fill(text: str, width: int, indent: str) -> list[str]:
+    """``text`` wrapped to ``width`` with ``indent``, each of its own lines kept apart."""
+    lines = []
+    for line in text.splitlines() or [""]:
+        lines += textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent) or [indent]
+    return lines
+
+
+def _in_full(t: TestResult, style: Style, width: int, *, budget: int | None = None) -> list[str]:
+    """A failed check in full: its meaning, what went wrong, the smallest input (never cut).
+    With a ``budget`` of lines it is shortened to fit where it can, the input never cut."""
+    reason, detail, example = parts(t)
+    indent = "      "
+    meaning = [style(line, "dim") for line in _fill(t.title, width, indent)] if t.title else []
+    said = _fill(visible(reason), width, indent)
+    more = [indent + line for line in visible(detail).splitlines()] if detail else []
+    code = visible(example).splitlines()
+    if budget is not None:
+
+        def over() -> bool:
+            return 1 + len(meaning) + len(said) + len(more) + 1 + len(code) > budget
+
+        flowed = flow(example, width - len(indent) - 4).splitlines()
+        if any(len(indent) + 4 + len(line) > width for line in code):
+            code = flowed  # too wide for the screen: run on to its width
+        # over budget, shortened in this order: the arrays of values (to a line saying where
+        # they are), the input's layout, the meaning, that line
+        if over() and more:
+            more = [style(indent + "(every value: --details)", "dim")]
+        if over():
+            code = flowed
+        if over():
+            meaning = []
+        if over():
+            more = []
+    shown = [indent + "Smallest input found:"] + [indent + "    " + line for line in code] if example else []
+    return [_head(t, style), *meaning, *said, *more, *shown]
+
+
+def flow(example: str, width: int) -> str:
+    """The same Python, each statement's arrays run on from line to line (broken only after a
+    comma, inside brackets, where a line may break) to fill ``width``: fewer lines for the same
+    values. Made inert as :func:`grader.core.inert.visible` does."""
+    statements: list[str] = []
+    for line in visible(example).splitlines():
+        if line[:1].isspace() and statements:
+            statements[-1] += " " + line.strip()
+        else:
+            statements.append(line.strip())
+    out = []
+    for statement in statements:
+        statement = re.sub(r"\[\s+", "[", re.sub(r",\s+", ", ", statement))
+        # the numbers of a row close together, the rows apart: more rows to a line, still read
+        statement = re.sub(r"\[[^\[\]]*\]", lambda row: row.group().replace(", ", ","), statement)
+        pieces = []  # (text, what joins it to the one before)
+        for number, row in enumerate(re.split(r"(?<=\]), ", statement)):  # whole rows where they fit
+            parts_ = row.split(",") if len(row) > width else [row]
+            pieces += [(part, ", " if i == 0 and number else ",") for i, part in enumerate(parts_)]
+        lines, line = [], ""
+        for piece, joint in pieces:
+            if not line:
+                line = piece
+            elif len(line) + len(joint) + len(piece) + 1 > width:  # 1: the comma that ends it
+                lines.append(line + ",")
+                line = "    " + piece
+            else:
+                line += joint + piece
+        lines.append(line)
+        shape = re.search(r"\.reshape(\([\d, ]*\))$", statement)
+        if len(lines) > LONGEST_INPUT and shape:
+            name = statement.split(" = ", 1)[0]
+            lines = [
+                f"{name} = ...  # an array of shape {shape.group(1)}, too large to print here: --details shows it whole"
+            ]
+        out += lines
+    return "\n".join(out)
+
+
+def _one_line(t: TestResult, style: Style, width: int, said: set[str]) -> list[str]:
+    """A failed check on one line: its name, and as much of its reason as the line holds (none
+    when a check above gave the same; a hidden check: its name alone, as the student sees no
+    more of it)."""
+    head = _head(t, style)
     if t.visibility is Visibility.HIDDEN:
-        head += " [hidden]"
-    body = []
-    if t.title:
-        body.append(textwrap.fill(t.title, 68))
-    if t.feedback:
-        body.append(visible(t.feedback))
-    return head + "\n" + textwrap.indent("\n".join(body), "      ")
+        return [head]
+    reason = visible(" ".join(parts(t)[0].split()))
+    if reason in said:
+        return [head + ": the same"]
+    said.add(reason)
+    room = width - len(_head(t, Style())) - 2
+    if room < 16 or not reason:
+        return [head]
+    return [f"{head}: {reason if len(reason) <= room else reason[: room - 3].rstrip() + '...'}"]
 
 
 def _shared_reason(failed: list[TestResult]) -> str:
@@ -42,11 +165,45 @@ def _shared_reason(failed: list[TestResult]) -> str:
     return ""
 
 
-def to_text(report: Report, *, heading: str = "") -> str:
-    """The whole report as text for a terminal or a file."""
-    lines = [one_line(heading or f"Report for {report.submission}"), RULE]
+def _failures(failed: list[TestResult], style: Style, width: int, *, details: bool, used: int) -> list[str]:
+    """The failed checks of one exercise, in full (``details``) or the short way."""
+    if details:
+        return [line for t in failed for line in _in_full(t, style, width)]
+    # the visible failure with the smallest input first (ties: the lesson's order), then the
+    # other visible ones, then the hidden ones
+    visible_ones = [t for t in failed if t.visibility is Visibility.VISIBLE]
+    first = min(
+        visible_ones,
+        key=lambda t: (len(t.counterexample.splitlines()), len(t.feedback.splitlines())),
+        default=None,
+    )
+    rest = [t for t in visible_ones if t is not first] + [t for t in failed if t not in visible_ones]
+    said = {visible(" ".join(parts(first)[0].split()))} if first is not None else set()
+    others = [line for t in rest for line in _one_line(t, style, width, said)]
+    lines = []
+    if first is not None:
+        lines += _in_full(first, style, width, budget=EXERCISE_LINES - used - len(others))
+    return lines + others
+
+
+def to_text(
+    report: Report,
+    *,
+    heading: str = "",
+    details: bool = False,
+    style: Style | None = None,
+    width: int = WIDTH,
+    recheck: str = "",
+) -> str:
+    """The whole report as text for a terminal or a file: short, or every failure in full
+    (``details``); coloured by ``style`` (default: plain) and wrapped to ``width``. With
+    ``recheck`` (the command that checks again, e.g. ``python -m grader check FILE``), a closing
+    line names the first exercise to fix and how to check just it."""
+    style = style or Style()
+    rule = "-" * width
+    lines = [style(one_line(heading or f"Report for {report.submission}"), "title"), rule]
     if report.problem:
-        lines += [textwrap.fill(visible(report.problem), 72), RULE]
+        lines += _fill(visible(report.problem), width, "") + [rule]
     for exercise in report.exercises:
         tests = [t for t in report.tests if t.exercise == exercise.name]
         failed = [t for t in tests if t.status is not Status.PASSED]
@@ -56,18 +213,39 @@ def to_text(report: Report, *, heading: str = "") -> str:
             if not failed
             else f"{len(tests) - len(failed)} of {len(tests)} checks pass"
         )
-        lines.append(f"{exercise.name:<20} {score:>7}   {summary}")
+        role = "good" if not failed else "bad"
+        lines.append(f"{style(f'{exercise.name:<20}', 'name')} {style(f'{score:>7}', role)}   {summary}")
+        start = len(lines)
         for number, diagnosis in enumerate(exercise.diagnoses):
             lead = "  likely mistake: " if number == 0 else "  or perhaps:     "
             said = f"{diagnosis.hint} [{diagnosis.code}]"
-            lines.append(textwrap.fill(said, 72, initial_indent=lead, subsequent_indent=" " * len(lead)))
+            wrapped = textwrap.wrap(said, width, initial_indent=lead, subsequent_indent=" " * len(lead))
+            lines += [style(line, "hint") for line in wrapped]
         shared = _shared_reason(failed)
         if shared and not report.problem:
-            lines.append(textwrap.indent(textwrap.fill(shared, 66), "      "))
+            lines += _fill(shared, width, "      ")
         elif not shared:
-            lines.extend(_check_paragraph(t) for t in failed)
+            lines += _failures(failed, style, width, details=details, used=len(lines) - start + 1)
         lines.append("")
-    lines += [RULE, f"{'Total':<20} {_points(report.score)}/{_points(report.max_score)}"]
+    lines += [rule, f"{'Total':<20} {_points(report.score)}/{_points(report.max_score)}"]
     if report.isolation:
         lines.append(f"Isolation: {report.isolation.describe()}")
+    if recheck:
+        lines += _next_step(report, style, recheck)
     return "\n".join(lines) + "\n"
+
+
+def _next_step(report: Report, style: Style, recheck: str) -> list[str]:
+    """What to do next: the first exercise to fix and the command that checks just it."""
+    for exercise in report.exercises:
+        if exercise.score != exercise.max_score:
+            failing = sum(
+                1 for t in report.tests if t.exercise == exercise.name and t.status is not Status.PASSED
+            )
+            checks = f"{failing} check{'s' if failing != 1 else ''}"
+            return [
+                "",
+                style(f"Next: fix {exercise.name} ({checks} failing), then check just it:", "next"),
+                style(f"    {one_line(recheck)} --only {exercise.name}", "next"),
+            ]
+    return []
