@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
             return nbgrader_course.main(
                 lessons=_lessons(args, course), out_dir=args.out_dir, assignment=args.assignment
             )
-        lesson = course.choose(args.lesson, getattr(args, "path", None))
+        lesson = course.choose(args.lesson, getattr(args, "path", None), getattr(args, "folder", None))
         settings = _settings(args, lesson) if args.command in _GRADING else None
         if args.command == "check":
             return check.main(

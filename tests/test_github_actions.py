@@ -42,7 +42,7 @@ def releases(tmp_path_factory):
     made = {}
     for name, extra in (("plain", []), ("strict", ["--fail-under", "50"])):
         out = tmp_path_factory.mktemp(name) / "attention-exercises"
-        done = python("release", str(out), *extra)
+        done = python("release", "--lesson", "attention", str(out), *extra)
         assert done.returncode == 0, done.stderr
         made[name] = out
     return made

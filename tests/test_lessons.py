@@ -304,3 +304,22 @@ def run_env(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
     )
+
+
+def test_a_class_folder_names_its_lesson(tmp_path):
+    """In a course of several lessons, a class whose student folders hold one lesson's file is
+    graded for that lesson; a missing file is called missing, not a question of lesson."""
+    from grader.core.lesson import find_course
+
+    course = find_course()
+    assert len(course.lessons) > 1
+    klass = tmp_path / "class"
+    (klass / "ada").mkdir(parents=True)
+    (klass / "ada" / "kv_cache.py").write_text("")
+    (klass / "bob").mkdir()
+    assert course.choose(klass=klass).name == "kv_cache"
+    (klass / "bob" / "attention.py").write_text("")
+    with pytest.raises(LessonError, match="which lesson"):
+        course.choose(klass=klass)  # both lessons' files: the instructor says which
+    with pytest.raises(LessonError, match="does not exist"):
+        course.choose(submission=tmp_path / "missing.py")

@@ -151,17 +151,26 @@ class Course:
                 return lesson
         raise LessonError(f"no lesson {name!r} in {self.root}; {self._listing()}")
 
-    def choose(self, name: str | None = None, submission: Path | None = None) -> Lesson:
+    def choose(
+        self, name: str | None = None, submission: Path | None = None, klass: Path | None = None
+    ) -> Lesson:
         """The lesson a command works on: the one named, else the one whose file the submission
-        is (``NAME.py``, ``NAME.ipynb``, or a folder holding one), else the only one."""
+        is (``NAME.py``, ``NAME.ipynb``, or a folder holding one), else the one whose file the
+        student folders of ``klass`` hold, else the only one."""
         if name is not None:
             return self.lesson(name)
+        if len(self.lessons) == 1:
+            return self.lessons[0]
         if submission is not None:
+            if not os.path.lexists(submission):
+                raise LessonError(f"{submission} does not exist")
             found = [lesson for lesson in self.lessons if _holds(Path(submission), lesson.name)]
             if len(found) == 1:
                 return found[0]
-        if len(self.lessons) == 1:
-            return self.lessons[0]
+        if klass is not None and Path(klass).is_dir():
+            found = [lesson for lesson in self.lessons if _class_holds(Path(klass), lesson.name)]
+            if len(found) == 1:
+                return found[0]
         raise LessonError(f"which lesson? pass --lesson NAME; {self._listing()}")
 
     def _listing(self) -> str:
@@ -180,6 +189,15 @@ def _exercises(source: Path, outline: Path) -> tuple[str, ...]:
         raise LessonError(
             f"{outline.parent} has no readable {OUTLINE}, and there is no solution to read the exercises from"
         ) from None
+
+
+def _class_holds(klass: Path, name: str) -> bool:
+    """Whether a student folder of ``klass`` holds lesson ``name``'s file or notebook."""
+    try:
+        folders = [entry for entry in os.scandir(klass) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return False
+    return any(_holds(Path(entry.path), name) for entry in folders)
 
 
 def _holds(path: Path, name: str) -> bool:
