@@ -70,11 +70,18 @@ def test_every_option_of_check_runs_on_windows(tmp_path):
         _no_traceback(there)
         assert (there.returncode, there.stdout) == (here.returncode, here.stdout), options
     explored = grader_on(
-        "windows", "check", str(bug), "--explore", "--max-examples", "5", folder=tmp_path / "windows"
+        # random inputs: 40 of them all but never miss this bug (5 sometimes do)
+        "windows",
+        "check",
+        str(bug),
+        "--explore",
+        "--max-examples",
+        "40",
+        folder=tmp_path / "windows",
     )
     _no_traceback(explored)
     assert explored.returncode == 1 and "with fresh random inputs" in explored.stdout
-    stubs = grader_on("windows", "check", folder=tmp_path / "windows")
+    stubs = grader_on("windows", "check", "--lesson", "attention", folder=tmp_path / "windows")
     _no_traceback(stubs)
     assert stubs.returncode == 1 and "not written yet" in stubs.stdout
     # asked for a sandbox: none runs here, so auto says so and runs the code in-process
@@ -139,7 +146,7 @@ import json, sys
 from grader.notebook import grade_here
 namespace = {}
 exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), namespace)
-points = {e: grade_here(e, namespace, show=False) for e in sys.argv[2].split(",")}
+points = {e: grade_here(e, namespace, lesson="attention", show=False) for e in sys.argv[2].split(",")}
 print(json.dumps(points))
 """
 
@@ -159,7 +166,7 @@ def test_the_notebook_test_cells_give_the_linux_points_on_windows(files, tmp_pat
 
 def test_the_release_and_its_readme_commands_work_on_windows(tmp_path):
     release = tmp_path / "release"
-    assert python("release", str(release)).returncode == 0
+    assert python("release", "--lesson", "attention", str(release)).returncode == 0
     readme = (release / "README.md").read_text(encoding="utf-8")
     assert r".venv\Scripts\activate" in readme  # how to set up on Windows
     shutil.copy(compose(BUG, tmp_path / "bug"), release / "exercises" / "attention.py")
@@ -181,9 +188,9 @@ def test_the_release_and_its_readme_commands_work_on_windows(tmp_path):
 def test_the_commands_that_run_no_student_code_work_on_windows(tmp_path):
     windows = tmp_path / "windows"
     for args in (
-        ("release", str(tmp_path / "release")),
-        ("gradescope-bundle", str(tmp_path / "autograder.zip")),
-        ("nbgrader-course", str(tmp_path / "course")),
+        ("release", "--lesson", "attention", str(tmp_path / "release")),
+        ("gradescope-bundle", "--lesson", "attention", str(tmp_path / "autograder.zip")),
+        ("nbgrader-course", "--lesson", "attention", str(tmp_path / "course")),
         ("exercises", "--check"),
     ):
         done = grader_on("windows", *args, folder=windows)

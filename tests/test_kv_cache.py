@@ -202,7 +202,7 @@ def test_every_command_takes_the_lesson(tmp_path):
     done = python("batch", str(klass), "--lesson", "kv_cache", "--out", str(out), "--jobs", "1")
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split(",") for line in out.read_text().splitlines()]
-    assert rows[0] == ["student", "score", "max_score", *KV_CACHE.exercises]
+    assert rows[0] == ["student", "score", "max_score", *KV_CACHE.exercises, "status"]
     assert [r[:3] for r in rows[1:]] == [
         ["ada", "100", "100"],
         ["bob", str(expected["score"]), "100"],

@@ -321,5 +321,6 @@ def test_a_class_folder_names_its_lesson(tmp_path):
     (klass / "bob" / "attention.py").write_text("")
     with pytest.raises(LessonError, match="which lesson"):
         course.choose(klass=klass)  # both lessons' files: the instructor says which
-    with pytest.raises(LessonError, match="does not exist"):
+    with pytest.raises(LessonError, match="which lesson.*missing.py does not exist"):
         course.choose(submission=tmp_path / "missing.py")
+    assert course.choose(submission=tmp_path / "Attention.py").name == "attention"  # its command says why

@@ -133,8 +133,12 @@ def test_a_failure_no_input_causes_is_tried_once_per_check(tmp_path, monkeypatch
     failed = [t for t in report.tests if t.score == 0]
     assert failed and len(failed) == len(report.tests)
     assert all("Smallest input" not in t.feedback for t in failed)
-    # once per check, and once more per exercise for the diagnosis (which stops there)
+    # once per check, once more per exercise for the diagnosis (which stops there) and once per
+    # picture the lesson draws of an exercise checked
+    from tests.checks.attention.pictures import PICTURES
+
     exercises = {t.exercise for t in report.tests}
-    assert len(tried) <= len(report.tests) + len(exercises), (
+    pictures = sum(1 for name in PICTURES if name in exercises)
+    assert len(tried) <= len(report.tests) + len(exercises) + pictures, (
         f"{len(tried)} tries for {len(report.tests)} checks"
     )

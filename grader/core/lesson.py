@@ -162,16 +162,16 @@ class Course:
         if len(self.lessons) == 1:
             return self.lessons[0]
         if submission is not None:
-            if not os.path.lexists(submission):
-                raise LessonError(f"{submission} does not exist")
-            found = [lesson for lesson in self.lessons if _holds(Path(submission), lesson.name)]
-            if len(found) == 1:
-                return found[0]
+            for holds in (_holds, _holds_in_other_capitals):  # the command then says which is right
+                found = [lesson for lesson in self.lessons if holds(Path(submission), lesson.name)]
+                if len(found) == 1:
+                    return found[0]
         if klass is not None and Path(klass).is_dir():
             found = [lesson for lesson in self.lessons if _class_holds(Path(klass), lesson.name)]
             if len(found) == 1:
                 return found[0]
-        raise LessonError(f"which lesson? pass --lesson NAME; {self._listing()}")
+        missing = f" ({submission} does not exist)" if submission and not os.path.lexists(submission) else ""
+        raise LessonError(f"which lesson? pass --lesson NAME; {self._listing()}{missing}")
 
     def _listing(self) -> str:
         if not self.lessons:
@@ -198,6 +198,18 @@ def _class_holds(klass: Path, name: str) -> bool:
     except OSError:
         return False
     return any(_holds(Path(entry.path), name) for entry in folders)
+
+
+def _holds_in_other_capitals(path: Path, name: str) -> bool:
+    """Whether ``path`` is lesson ``name``'s file or notebook written with other capitals, or a
+    folder holding one."""
+    wanted = {f"{name}{suffix}".casefold() for suffix in (".py", ".ipynb")}
+    if path.suffix.casefold() in (".py", ".ipynb") and not path.is_dir():
+        return path.name.casefold() in wanted
+    try:
+        return any(entry.casefold() in wanted for entry in os.listdir(path))
+    except OSError:
+        return False
 
 
 def _holds(path: Path, name: str) -> bool:
