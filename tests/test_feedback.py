@@ -106,12 +106,22 @@ def test_values_on_a_grid_are_written_as_small_whole_numbers():
     assert text.startswith("0.75 * np.array([[ 1,  0],")
     assert show(np.full((2, 2), -0.25, dtype=np.float32)) == "np.full((2, 2), -0.25, dtype=np.float32)"
     assert show(np.eye(3, dtype=np.float32)) == "np.eye(3, dtype=np.float32)"
-    column = show(np.arange(20.0).reshape(2, 10, 1))
+    column = show((np.arange(20.0) % 3).reshape(2, 10, 1))
     assert len(column.splitlines()) == 2 and column.endswith(".reshape(2, 10, 1)")  # not 20 rows
 
 
-def test_a_large_input_is_named_with_its_shape_in_the_short_report():
-    text = pretty(x=np.arange(2000.0).reshape(1, 40, 50), n_heads=2)
+def test_a_large_table_is_one_line_that_rebuilds_it():
+    table = (1.25 + 0.5 * np.arange(2000.0)).reshape(1, 40, 50)
+    text = pretty(x=table, n_heads=2)
+    assert text.splitlines()[0] == "x = (1.25 + 0.5 * np.arange(2000.0)).reshape(1, 40, 50)"
+    assert flow(text, 60) == text  # nothing to shorten in the short report
+    space = {"np": np}
+    exec(text, space)
+    assert np.array_equal(space["x"], table) and space["x"].dtype == table.dtype
+
+
+def test_a_large_input_of_no_known_making_is_named_with_its_shape_in_the_short_report():
+    text = pretty(x=(np.arange(2000.0) % 7).reshape(1, 40, 50), n_heads=2)
     short = flow(text, 60)
     assert short.splitlines()[0].startswith("x = ...") and "(1, 40, 50)" in short
     assert short.splitlines()[-1] == "n_heads = 2"  # every argument is still there

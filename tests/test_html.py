@@ -182,3 +182,16 @@ def test_weights_that_are_not_numbers_keep_to_plain_json_and_draw_grey():
     again = from_dict(json.loads(text)).pictures[0]
     assert np.isnan(again.student[0][0][0]) and again.student[0][0][1] == float("inf")
     assert to_html(report).count('fill="#999999"') == 2
+
+
+def test_inputs_written_as_a_table_or_a_seed_are_read_into_tables():
+    """``np.arange`` tables and the seeded call that draws a large input become tables (or a
+    line naming the shape); a call asking for more numbers than any example holds is refused."""
+    table = _inputs("scores = (1.25 + 0.5 * np.arange(6.0)).reshape(2, 3)")
+    assert "<td>1.25</td><td>1.75</td><td>2.25</td>" in table
+    single = _inputs("x = (0.25 * np.arange(4.0)).astype(np.float32)")
+    assert "<td>0.75</td>" in single
+    seeded = _inputs("x = 1.25 + np.random.default_rng(7).integers(-2, 3, size=(2, 40, 40)) * 2.5")
+    assert "shape (2, 40, 40)" in seeded
+    for huge in ("x = np.arange(1e12)", "x = np.random.default_rng(1).integers(0, 2, size=(10**5, 10**5))"):
+        assert _inputs(huge).startswith("<pre>")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import Failure, PropertyFailure, StudentError
+from .draw import rebuilt
 
 __all__ = [
     "PropertyFailure",
@@ -133,7 +134,10 @@ def _step(a: np.ndarray) -> float | None:
 def show(a: np.ndarray) -> str:
     """An array as Python code that rebuilds it exactly: ``np.eye(3)``, ``np.zeros((2, 2))``,
     ``0.25 * np.array([[1, -3], [0, 2]], dtype=float)`` (values on a grid, as whole multiples of
-    its step), or its entries; one with many rows flat, with ``.reshape``. Never cut."""
+    its step), or its entries. Never cut: an array of more than :data:`SHOW_WHOLE` entries that
+    is a table is written ``np.arange(...)``; one of many rows (more than :data:`MAX_ROWS`)
+    drawn by :mod:`grader.engine.draw`, by the seeded call that drew it; else flat, with
+    ``.reshape``."""
     a = np.asarray(a)
     single = a.dtype == np.float32
     dtype = "np.float32" if single else "float"
@@ -144,6 +148,11 @@ def show(a: np.ndarray) -> str:
         if value == 0:
             return f"np.zeros({a.shape}{', dtype=np.float32' if single else ''})"
         return f"np.full({a.shape}, {_exact(value)}{', dtype=np.float32' if single else ''})"
+    many_rows = a.ndim > 1 and a.shape[-1] and a.size // a.shape[-1] > MAX_ROWS
+    if a.size > SHOW_WHOLE or many_rows:
+        short = rebuilt(a, seeded=bool(many_rows))
+        if short is not None:
+            return short
     step = _step(a.astype(float)) if a.dtype.kind == "f" and a.size else None
     if step is not None:
         ints = np.round(a.astype(float) / step).astype(np.int64).astype(str).astype(object)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from grader import draw as drawn
+from grader.draw import between, draw_many, draw_values, large
 from grader.expect import pretty
 
 MAX_TOKENS = 6
@@ -37,10 +39,6 @@ BIG_MAX_WIDTH = 64
 BIG_MAX_BATCH_AXES = 3
 BIG_MAX_BATCH_SIZE = 2
 BIG_NUMBERS = 16384
-#: One example in BIG_ONE_IN, roughly, is large: a drawn number is large when it leaves
-#: BIG_ONE_IN - 1 over BIG_ONE_IN (0, where shrinking goes, is not large). A number from a wide
-#: range spreads the large examples over the checks more evenly than a small choice does.
-BIG_ONE_IN = 4
 
 
 @dataclass(frozen=True)
@@ -64,15 +62,9 @@ _AXES = {n: st.integers(n, MAX_BATCH_AXES) for n in range(MAX_BATCH_AXES + 1)}
 _HEAD_CHOICES = (2, 3, 4, 1)
 _HEAD_INDEX = st.integers(0, len(_HEAD_CHOICES) - 1)
 _WIDTHS = st.integers(1, MAX_HEAD_WIDTH)
-_LARGE = st.integers(0, 2**16 - 1)
 _BIG_SIZES = st.integers(1, BIG_MAX_BATCH_SIZE)
 _BIG_AXES = {n: st.integers(n, BIG_MAX_BATCH_AXES) for n in range(BIG_MAX_BATCH_AXES + 1)}
 _BIG_HEADS = st.integers(1, BIG_MAX_HEADS)
-
-
-def large(draw) -> bool:
-    """Whether this example is a large one (drawn first, turned off first when shrinking)."""
-    return draw(_LARGE) % BIG_ONE_IN == BIG_ONE_IN - 1
 
 
 def draw_batch(draw, *, min_axes: int = 0, big: bool = False) -> tuple[int, ...]:
@@ -83,14 +75,9 @@ def draw_batch(draw, *, min_axes: int = 0, big: bool = False) -> tuple[int, ...]
 
 
 def fit(batch: tuple[int, ...], per_item: int) -> tuple[int, ...]:
-    """The batch axes with sizes cut to 1, last axis first, until batch * per_item numbers fit
-    in BIG_NUMBERS (the number of axes is kept)."""
-    sizes = list(batch)
-    for axis in reversed(range(len(sizes))):
-        if int(np.prod(sizes)) * per_item <= BIG_NUMBERS:
-            break
-        sizes[axis] = 1
-    return tuple(sizes)
+    """The batch axes cut (see :func:`grader.draw.fit`) until an array of the example holds at
+    most BIG_NUMBERS numbers."""
+    return drawn.fit(batch, per_item, BIG_NUMBERS)
 
 
 def draw_tokens(draw, low: int = 1, high: int = MAX_TOKENS) -> int:
@@ -121,16 +108,6 @@ def draw_dims(
     return Dims(fit(batch, max(T * H * Dh, H * T * T)), T, H, Dh)
 
 
-_RANGES: dict[tuple[int, int], st.SearchStrategy] = {}
-
-
-def between(low: int, high: int) -> st.SearchStrategy:
-    """Integers low..high (one shared strategy per range: building strategies is slow)."""
-    if (low, high) not in _RANGES:
-        _RANGES[low, high] = st.integers(low, high)
-    return _RANGES[low, high]
-
-
 def indices(n: int) -> st.SearchStrategy:
     """Integers 0..n-1."""
     return between(0, n - 1)
@@ -153,40 +130,12 @@ def _other_than(n: int, taken: tuple[int, ...], low: int, high: int) -> int:
     return n
 
 
-#: Values are drawn on a grid of this many steps either side of the range's centre.
-GRID_STEPS = 4
-
-
-_SPREADS = st.integers(0, GRID_STEPS)
-_SEEDS = st.integers(0, 2**32 - 1)
-
-
-def draw_values(draw, shape, *, low: float = -10.0, high: float = 10.0, dtype=np.float64) -> np.ndarray:
-    """An array of the given shape with values on a coarse grid in [low, high].
-
-    Hypothesis draws a spread and a seed, and numpy fills the array: far faster
-    than drawing every entry, and shrinking still leads to small, readable
-    arrays (spread 0 is the constant array at the range's centre, spread 1 uses
-    only three values).
-    """
-    return draw_many(draw, [shape], low=low, high=high, dtype=dtype)[0]
-
-
-def draw_many(draw, shapes, *, low: float = -10.0, high: float = 10.0, dtype=np.float64) -> list[np.ndarray]:
-    """Several arrays from one spread and one seed (fewer draws: faster examples)."""
-    spread = draw(_SPREADS)
-    rng = np.random.default_rng(draw(_SEEDS))
-    centre, half = (low + high) / 2, (high - low) / 2
-    return [
-        (centre + rng.integers(-spread, spread + 1, size=s) * (half / GRID_STEPS)).astype(dtype)
-        for s in shapes
-    ]
-
-
 #: Scores lie on a grid centred on 1.25 (steps of 2.5 from -8.75 to 11.25): no score is 0, 1,
 #: 2.5 or any other round number, so a mask that writes such a number never passes for one
 #: that kept the score.
 SCORE_LOW, SCORE_HIGH = -8.75, 11.25
+#: Where a table of scores (see :mod:`grader.draw`) starts: the grid's centre, not 0.
+SCORE_ORIGIN = 1.25
 
 
 @st.composite
@@ -199,7 +148,7 @@ def score_tables(draw, *, min_batch_axes: int = 0, min_tokens: int = 1, dtype=np
     else:
         batch = draw_batch(draw, min_axes=min_batch_axes)
         T = draw_tokens(draw, min_tokens)
-    return draw_values(draw, (*batch, T, T), low=SCORE_LOW, high=SCORE_HIGH, dtype=dtype)
+    return draw_values(draw, (*batch, T, T), low=SCORE_LOW, high=SCORE_HIGH, dtype=dtype, origin=SCORE_ORIGIN)
 
 
 @dataclass(frozen=True)

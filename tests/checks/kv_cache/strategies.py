@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
+from grader import draw as drawn
+from grader.draw import between, large
 from grader.expect import pretty
 
 MAX_TOKENS = 6
@@ -31,47 +33,23 @@ BIG_MAX_BATCH_SIZE = 2
 #: holds at most this many numbers: large examples stay fast, and within what the grader lets a
 #: student's function ask of the reference.
 BIG_NUMBERS = 16384
-BIG_ONE_IN = 4
 #: Numbers of caches and tokens lie on a grid of steps of 2.5 from -8.75 to 11.25: none is 0 or
 #: another round number.
 VALUE_LOW, VALUE_HIGH = -8.75, 11.25
-GRID_STEPS = 4
-
-_LARGE = st.integers(0, 2**16 - 1)
-_SPREADS = st.integers(0, GRID_STEPS)
-_SEEDS = st.integers(0, 2**32 - 1)
-_RANGES: dict[tuple[int, int], st.SearchStrategy] = {}
-
-
-def between(low: int, high: int) -> st.SearchStrategy:
-    """Integers low..high (one shared strategy per range: building strategies is slow)."""
-    if (low, high) not in _RANGES:
-        _RANGES[low, high] = st.integers(low, high)
-    return _RANGES[low, high]
-
-
-def large(draw) -> bool:
-    """Whether this example is a large one (drawn first, turned off first when shrinking)."""
-    return draw(_LARGE) % BIG_ONE_IN == BIG_ONE_IN - 1
+#: Where a table of numbers (see :mod:`grader.draw`) starts: the grid's centre, not 0.
+VALUE_ORIGIN = 1.25
 
 
 def draw_many(draw, shapes, *, low: float = VALUE_LOW, high: float = VALUE_HIGH) -> list[np.ndarray]:
-    """Arrays of the given shapes on a coarse grid in [low, high], from one spread and one seed
-    (spread 0, where shrinking goes, is the constant array at the centre of the range)."""
-    spread = draw(_SPREADS)
-    rng = np.random.default_rng(draw(_SEEDS))
-    centre, half = (low + high) / 2, (high - low) / 2
-    return [centre + rng.integers(-spread, spread + 1, size=s) * (half / GRID_STEPS) for s in shapes]
+    """Arrays of the given shapes in [low, high] (:func:`grader.draw.draw_many`); tables of the
+    lesson's own range start at its centre."""
+    origin = VALUE_ORIGIN if (low, high) == (VALUE_LOW, VALUE_HIGH) else None
+    return drawn.draw_many(draw, shapes, low=low, high=high, origin=origin)
 
 
 def fit(batch: tuple[int, ...], per_item: int) -> tuple[int, ...]:
-    """The batch axes with sizes cut to 1, last axis first, until batch * per_item <= BIG_NUMBERS."""
-    sizes = list(batch)
-    for axis in reversed(range(len(sizes))):
-        if int(np.prod(sizes)) * per_item <= BIG_NUMBERS:
-            break
-        sizes[axis] = 1
-    return tuple(sizes)
+    """The batch axes cut (see :func:`grader.draw.fit`) until batch * per_item <= BIG_NUMBERS."""
+    return drawn.fit(batch, per_item, BIG_NUMBERS)
 
 
 @dataclass(frozen=True)
