@@ -284,3 +284,12 @@ def test_both_sides_are_named_by_what_they_are_when_both_are_the_students():
     with pytest.raises(PropertyFailure) as failed:
         close(prefix, whole, name="mha_forward(x)", rtol=0, atol=0)
     assert "expected 0.5, got 0.25" in str(failed.value)
+
+
+def test_the_readme_shows_the_real_check_screen():
+    """The README's example screen is what `check` prints today, line for line."""
+    command = ["check", "examples/gallery/attention/typical-mistakes/attention.py", "--only", "mha_forward"]
+    done = python(*command, "--color", "never")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```\nChecking examples/gallery/attention/typical-mistakes/attention.py") + 4
+    assert done.stdout == readme[start : readme.index("```\n", start)]
