@@ -293,3 +293,30 @@ def test_the_readme_shows_the_real_check_screen():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     start = readme.index("```\nChecking examples/gallery/attention/typical-mistakes/attention.py") + 4
     assert done.stdout == readme[start : readme.index("```\n", start)]
+
+
+def test_every_place_a_student_reads_feedback_uses_the_same_words():
+    """The text report, nbgrader's test cell, Gradescope's summary and GitHub's message tell a
+    failed check with the same lines: its reason and its smallest input, pasteable."""
+    import json
+
+    from grader.commands.cell import _feedback
+    from grader.formats.github import to_github
+    from grader.formats.gradescope import to_gradescope
+    from grader.formats.json_report import from_dict
+    from grader.formats.text import exercise_lines
+
+    done = python("grade", "examples/gallery/attention/typical-mistakes/attention.py", "--format", "json")
+    report = from_dict(json.loads(done.stdout))
+    block = exercise_lines(report, "mha_forward")
+    example = block[block.index("      Smallest input found:") :][:3]
+    assert example[1].startswith("          x = ")
+    words = "\n".join(example)
+    assert words in to_text(report)
+    assert words in _feedback(report, "mha_forward", hidden=False)
+    assert words in to_gradescope(report, execution_time=1.0)["output"]
+    github = "\n".join(t["message"] for t in to_github(report)["tests"])
+    name = next(line for line in block if line.startswith("  [FAILED]")).split()[1]  # told in full
+    first = next(t for t in report.tests if t.name == name)
+    assert first.feedback in github and "likely mistake" in github
+    assert "likely mistake" in _feedback(report, "mha_forward", hidden=False)

@@ -289,12 +289,17 @@ def _measure(html: str, width: int) -> dict:
 
 
 def test_feedback_lines_wrap(course):
-    """A failed check's feedback line is longer than the page; in the feedback students get it
-    wraps, where nbgrader's own page cuts it off."""
+    """Our feedback keeps to the page's width, and a longer line in an output (a student's own
+    long printed line, say: here one is added) wraps in the feedback students get, where
+    nbgrader's own page cuts it off."""
     page = (course["root"] / "feedback" / "buggy" / ASSIGNMENT / "attention.html").read_text(encoding="utf-8")
     ours = _measure(page, 700)
-    assert ours["pres"] >= 4 and ours["longest"] > 120  # long lines there are
-    assert ours["cut"] == 0
+    assert ours["pres"] >= 4 and ours["cut"] == 0
+    output = page.index("<pre>", page.index('class="output_area"')) + len("<pre>")
+    long_line = "printed: " + ", ".join(["0.3141"] * 30) + "\n"
+    page = page[:output] + long_line + page[output:]
+    ours = _measure(page, 700)
+    assert ours["longest"] > 120 and ours["cut"] == 0
     style = page.index("overflow-wrap: anywhere")
     plain = page[: page.rindex("<style", 0, style)] + page[page.index("</style>", style) + len("</style>") :]
     assert _measure(plain, 700)["cut"] >= 1  # nbgrader's page alone

@@ -11,6 +11,7 @@ collected notebooks. Notebooks import it as ``from grader.notebook import grade_
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import linecache
 import tempfile
@@ -24,6 +25,7 @@ from ..core.results import Status
 from ..core.settings import resolve
 from ..engine.run import run_checks
 from ..formats.notebook import given_code
+from ..formats.text import exercise_lines
 
 
 def _cell_text(filename: str) -> tuple[int, str] | None:
@@ -69,38 +71,27 @@ def source_from_namespace(namespace: dict, lesson: Lesson) -> str:
     return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
 
 
+#: Width of the feedback a test cell prints (nbgrader's pages show about this much).
+FEEDBACK_WIDTH = 76
+
+
 def _feedback(report, exercise: str, *, hidden: bool) -> str:
-    """A short account of one exercise's checks: score, then what failed."""
+    """A short account of one exercise's checks: its score, then what the short text report
+    says of them (:func:`grader.formats.text.exercise_lines`; a hidden cell: no likely mistake,
+    and its checks one line each)."""
     tests = [t for t in report.tests if t.exercise == exercise]
     score = sum(t.score for t in tests)
     total = sum(t.max_score for t in tests)
     passed = sum(t.status is Status.PASSED for t in tests)
     label = "hidden checks" if hidden else "checks"
     lines = [f"{exercise}: {score:g}/{total:g} points, {passed} of {len(tests)} {label} pass"]
-    for diagnosis in () if hidden else report.diagnoses.get(exercise, ()):
-        lines.append(
-            textwrap.fill(
-                f"likely mistake: {diagnosis.hint} [{diagnosis.code}]",
-                76,
-                initial_indent="  ",
-                subsequent_indent="    ",
-            )
-        )
     if report.problem:
-        lines.append(textwrap.fill(report.problem, 76, initial_indent="  ", subsequent_indent="  "))
+        lines.append(
+            textwrap.fill(report.problem, FEEDBACK_WIDTH, initial_indent="  ", subsequent_indent="  ")
+        )
         return "\n".join(lines)
-    failed = [t for t in tests if t.status is not Status.PASSED]
-    reasons = {t.feedback for t in failed}
-    if len(failed) > 1 and len(reasons) == 1 and not any(t.counterexample for t in failed):
-        # every check failed for one reason (not written yet, missing, wrong signature)
-        lines.append(textwrap.fill(reasons.pop(), 76, initial_indent="  ", subsequent_indent="  "))
-        return "\n".join(lines)
-    for t in failed:
-        lines.append(f"  [{t.status.value.upper()}] {t.name} ({t.max_score:g} pts)")
-        if t.title:
-            lines.append(textwrap.indent(textwrap.fill(t.title, 70), "      "))
-        if t.feedback and not hidden:
-            lines.append(textwrap.indent(t.feedback, "      "))
+    shown = dataclasses.replace(report, tests=tuple(tests), diagnoses={} if hidden else report.diagnoses)
+    lines += exercise_lines(shown, exercise, width=FEEDBACK_WIDTH, used=len(lines))
     return "\n".join(lines)
 
 

@@ -5,12 +5,18 @@ hidden checks are marked ``after_published``, and Gradescope shows no total scor
 while any test is hidden (its autograder specification says so). The top-level
 ``output`` therefore counts the visible checks alone: a total that included
 hidden points would tell a student that a hidden check failed before grades
-are published. The top-level ``score`` stays the real one.
+are published. The top-level ``score`` stays the real one. Under each
+exercise's line it says what the short text report says of its visible checks
+(:func:`grader.formats.text.exercise_lines`): the likely mistake, the first
+failure in full and one line for each further one.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..core.results import Report, Status, Visibility
+from .text import exercise_lines
 
 #: Hidden checks show on Gradescope only once the instructor publishes grades.
 HIDDEN = "after_published"
@@ -29,10 +35,17 @@ def to_gradescope(report: Report, *, execution_time: float) -> dict:
         }
         for t in report.tests
     ]
+    # the summary: per exercise, its score on the visible checks and what failed there, in the
+    # words of the short text report
+    seen = dataclasses.replace(
+        report,
+        tests=tuple(t for t in report.tests if t.visibility is Visibility.VISIBLE),
+        diagnoses={e.name: _shown_diagnoses(report, e) for e in report.exercises},
+    )
     lines = []
     for exercise in report.exercises:
         lines.append(_visible_summary(report, exercise.name))
-        lines += [f"  likely mistake: {d.hint} [{d.code}]" for d in _shown_diagnoses(report, exercise)]
+        lines += exercise_lines(seen, exercise.name)
     if report.problem:
         lines.insert(0, report.problem)
     if report.isolation:

@@ -215,17 +215,7 @@ def to_text(
         )
         role = "good" if not failed else "bad"
         lines.append(f"{style(f'{exercise.name:<20}', 'name')} {style(f'{score:>7}', role)}   {summary}")
-        start = len(lines)
-        for number, diagnosis in enumerate(exercise.diagnoses):
-            lead = "  likely mistake: " if number == 0 else "  or perhaps:     "
-            said = f"{diagnosis.hint} [{diagnosis.code}]"
-            wrapped = textwrap.wrap(said, width, initial_indent=lead, subsequent_indent=" " * len(lead))
-            lines += [style(line, "hint") for line in wrapped]
-        shared = _shared_reason(failed)
-        if shared and not report.problem:
-            lines += _fill(shared, width, "      ")
-        elif not shared:
-            lines += _failures(failed, style, width, details=details, used=len(lines) - start + 1)
+        lines += exercise_lines(report, exercise.name, style=style, width=width, details=details, used=1)
         lines.append("")
     lines += [rule, f"{'Total':<20} {_points(report.score)}/{_points(report.max_score)}"]
     if report.isolation:
@@ -233,6 +223,35 @@ def to_text(
     if recheck:
         lines += _next_step(report, style, recheck)
     return "\n".join(lines) + "\n"
+
+
+def exercise_lines(
+    report: Report,
+    exercise: str,
+    *,
+    style: Style | None = None,
+    width: int = WIDTH,
+    details: bool = False,
+    used: int = 1,
+) -> list[str]:
+    """What one exercise's score line is followed by, in every place a student reads feedback
+    (this report, nbgrader's test cells, Gradescope's summary): the likely mistakes, then the
+    failures, short or in full (``details``); ``used``: lines the exercise took already."""
+    style = style or Style()
+    tests = [t for t in report.tests if t.exercise == exercise]
+    failed = [t for t in tests if t.status is not Status.PASSED]
+    lines: list[str] = []
+    for number, diagnosis in enumerate(report.diagnoses.get(exercise, ())):
+        lead = "  likely mistake: " if number == 0 else "  or perhaps:     "
+        said = f"{diagnosis.hint} [{diagnosis.code}]"
+        wrapped = textwrap.wrap(said, width, initial_indent=lead, subsequent_indent=" " * len(lead))
+        lines += [style(line, "hint") for line in wrapped]
+    shared = _shared_reason(failed)
+    if shared and not report.problem:
+        lines += _fill(shared, width, "      ")
+    elif not shared:
+        lines += _failures(failed, style, width, details=details, used=len(lines) + used)
+    return lines
 
 
 def _next_step(report: Report, style: Style, recheck: str) -> list[str]:
