@@ -8,6 +8,7 @@ import pty
 import re
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -15,11 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.core.results import Report, Status, TestResult, Visibility
+from grader.core.results import EXAMPLE_LEAD, Report, Status, TestResult, Visibility
 from grader.core.settings import use_colour
 from grader.engine.expect import PropertyFailure, close, fmt, number, pair, pretty, show
+from grader.formats.html import _inputs
 from grader.formats.terminal import Style
-from grader.formats.text import flow, to_text
+from grader.formats.text import flow, parts, to_text
 
 from .support import ATTENTION, ROOT, compose, python
 
@@ -154,21 +156,33 @@ def test_a_pasted_example_reproduces_the_failure(tmp_path):
 
 
 def _failed(
-    name, visibility=Visibility.VISIBLE, feedback="it is wrong: expected 1, got 2.\nexpected:\n[1]\ngot:\n[2]"
+    name,
+    visibility=Visibility.VISIBLE,
+    feedback="it is wrong: expected 1, got 2.\nexpected:\n[1]\ngot:\n[2]",
+    example="",
 ):
+    """A failed check; with an ``example``, its feedback ends with it, as the grader writes it."""
+    if example:
+        feedback += EXAMPLE_LEAD + textwrap.indent(example, "    ")
     return TestResult(
-        name, "f", 2, 0, Status.FAILED, Visibility(visibility), title=f"{name} holds.", feedback=feedback
+        name,
+        "f",
+        2,
+        0,
+        Status.FAILED,
+        Visibility(visibility),
+        title=f"{name} holds.",
+        feedback=feedback,
+        counterexample=example,
     )
 
 
 def test_the_short_report_tells_one_visible_failure_in_full_and_the_rest_in_a_line():
     example = "x = np.array([1.0])"
     tests = (
-        _failed(
-            "hidden_one", Visibility.HIDDEN, "secret: expected 1, got 2.\nSmallest input found:\n    y = 3"
-        ),
-        _failed("first_visible", feedback=f"first: expected 1, got 2.\nSmallest input found:\n    {example}"),
-        _failed("second_visible", feedback="second reason.\nexpected:\n[1]\ngot:\n[2]"),
+        _failed("hidden_one", Visibility.HIDDEN, "secret: expected 1, got 2.", example="y = 3"),
+        _failed("first_visible", feedback="first: expected 1, got 2.", example=example),
+        _failed("second_visible", feedback="second reason.", example="x = np.array([1.0, 2.0])\nn = 3"),
         TestResult("fine", "f", 1, 1, Status.PASSED, Visibility.VISIBLE),
     )
     short = to_text(Report("f.py", tests))
@@ -320,3 +334,18 @@ def test_every_place_a_student_reads_feedback_uses_the_same_words():
     first = next(t for t in report.tests if t.name == name)
     assert first.feedback in github and "likely mistake" in github
     assert "likely mistake" in _feedback(report, "mha_forward", hidden=False)
+
+
+def test_a_students_message_cannot_pass_for_the_smallest_input():
+    """An exception message that holds the words the grader puts before an input stays part of
+    the message: the input shown (in the text report, and read into tables on the HTML page) is
+    the check's own, written last."""
+    message = "`f` raised ValueError (boom\nSmallest input found:\n    x = np.eye(40000))."
+    report = Report("f.py", (_failed("a_check", feedback=message, example="x = np.zeros((1, 6))"),))
+    reason, detail, example = parts(report.tests[0])
+    assert example == "x = np.zeros((1, 6))" and "np.eye(40000)" in detail
+    text = to_text(report)
+    assert text.index("np.eye(40000)") < text.index(
+        "      Smallest input found:\n          x = np.zeros((1, 6))"
+    )
+    assert "40000" not in _inputs(example)

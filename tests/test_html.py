@@ -193,5 +193,12 @@ def test_inputs_written_as_a_table_or_a_seed_are_read_into_tables():
     assert "<td>0.75</td>" in single
     seeded = _inputs("x = 1.25 + np.random.default_rng(7).integers(-2, 3, size=(2, 40, 40)) * 2.5")
     assert "shape (2, 40, 40)" in seeded
-    for huge in ("x = np.arange(1e12)", "x = np.random.default_rng(1).integers(0, 2, size=(10**5, 10**5))"):
+    for huge in (
+        "x = np.arange(1e12)",
+        "x = np.arange(0, 1e12)",
+        "x = np.arange(0, 1, 1e-12)",
+        "x = np.arange(np.inf)",
+        "x = np.eye(100000)",
+        "x = np.random.default_rng(1).integers(0, 2, size=(10**5, 10**5))",
+    ):
         assert _inputs(huge).startswith("<pre>")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import html
+import math
 
 import numpy as np
 
@@ -134,7 +135,7 @@ def _inputs(example: str) -> str:
     shown = []
     try:
         statements = _read(example)
-    except (ValueError, SyntaxError, TypeError, KeyError, IndexError):  # not the forms show() writes
+    except (ValueError, SyntaxError, TypeError, KeyError, IndexError, OverflowError):  # not show()'s forms
         statements = None
     for name, value in statements or ():
         shown.append(_table(name, value))
@@ -202,10 +203,21 @@ def _value(node):
             return np.random.default_rng(seed).integers(low, high, size=shape)
         if name.startswith("np.") and node.func.attr in _NUMPY:
             args = [_value(a) for a in node.args]
-            if node.func.attr in ("zeros", "full", "arange") and args:
+            if node.func.attr in ("zeros", "full") and args:
                 _size(args[0])
+            if node.func.attr == "eye" and args:
+                _size((args[0], args[0]))
+            if node.func.attr == "arange":
+                _size(_steps(*args) if len(args) == 3 else _steps(*((0, *args)[-2:]), 1))
             return _NUMPY[node.func.attr](*args, **dtypes)
     raise ValueError(f"cannot read {ast.unparse(node)!r}")
+
+
+def _steps(start, stop, step) -> int:
+    """How many numbers ``np.arange(start, stop, step)`` gives (OverflowError: infinitely many)."""
+    if not step:
+        raise ValueError("a step of 0")
+    return max(0, math.ceil((float(stop) - float(start)) / float(step)))
 
 
 def _seeded(node: ast.Call) -> bool:

@@ -50,10 +50,18 @@ def _pts(t: TestResult) -> str:
 
 def parts(t: TestResult) -> tuple[str, str, str]:
     """(reason, detail, example) of a failed check's feedback: its first line, the lines after
-    it (arrays of expected and got values, the student's line), and the smallest input."""
-    message, _, example = t.feedback.partition(EXAMPLE_LEAD)
+    it (arrays of expected and got values, the student's line), and the smallest input.
+
+    The input is the check's own counterexample, which the grader writes last (after
+    :data:`EXAMPLE_LEAD`); the same words earlier in the feedback (a student's exception message
+    may hold them) stay part of the message, never taken for an input."""
+    message, example = t.feedback, ""
+    if t.counterexample:
+        ending = EXAMPLE_LEAD + textwrap.indent(t.counterexample, "    ")
+        if message.endswith(ending):
+            message, example = message[: -len(ending)], t.counterexample
     reason, _, detail = message.partition("\n")
-    return reason, detail, textwrap.dedent(example) if example else ""
+    return reason, detail, textwrap.dedent(example)
 
 
 def _head(t: TestResult, style: Style) -> str:
