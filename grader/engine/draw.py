@@ -195,9 +195,10 @@ def _typed(text: str, dtype: np.dtype) -> str:
 
 
 def _as_table(a: np.ndarray) -> str | None:
-    """``a`` as ``start + step * np.arange(n)`` (any start and step) in its shape, or None."""
+    """``a`` (a float array) as ``start + step * np.arange(n)`` (any start and step) in its
+    shape, or None."""
     n = a.size
-    if n < 2 or a.dtype.kind != "f" or not np.isfinite(a).all():
+    if n < 2 or not np.isfinite(a).all():
         return None
     flat = a.reshape(-1).astype(float)
     start, step = float(flat[0]), float(flat[1] - flat[0])
@@ -213,11 +214,9 @@ def _as_table(a: np.ndarray) -> str | None:
         run = f"{_number(step)} * {run}"
     if start != 0:
         run = f"{_number(start)} + {run}"
-    if a.dtype != np.float64:
-        run = f"({run}).astype(np.{a.dtype.name})"
-    elif len(a.shape) > 1 and (start != 0 or step != 1):
+    if a.dtype == np.float64 and len(a.shape) > 1 and (start != 0 or step != 1):
         run = f"({run})"
-    return _shaped(run, a.shape)
+    return _shaped(_typed(run, a.dtype), a.shape)
 
 
 def rebuilt(a: np.ndarray, *, seeded: bool) -> str | None:
@@ -230,7 +229,7 @@ def rebuilt(a: np.ndarray, *, seeded: bool) -> str | None:
     if text is not None or not seeded:
         return text
     how = _MADE.get(id(a))
-    if not isinstance(how, _Grid) or not np.array_equal(how.array(a.shape, a.dtype), a):
+    if how is None or not np.array_equal(how.array(a.shape, a.dtype), a):
         return None
     run = f"{how.whole(a.shape)} * {_number(how.step)}"
     if how.centre != 0:

@@ -148,9 +148,9 @@ def show(a: np.ndarray) -> str:
         if value == 0:
             return f"np.zeros({a.shape}{', dtype=np.float32' if single else ''})"
         return f"np.full({a.shape}, {_exact(value)}{', dtype=np.float32' if single else ''})"
-    many_rows = a.ndim > 1 and a.shape[-1] and a.size // a.shape[-1] > MAX_ROWS
+    many_rows = a.ndim > 1 and _rows(a.shape) > MAX_ROWS
     if a.size > SHOW_WHOLE or many_rows:
-        short = rebuilt(a, seeded=bool(many_rows))
+        short = rebuilt(a, seeded=many_rows)
         if short is not None:
             return short
     step = _step(a.astype(float)) if a.dtype.kind == "f" and a.size else None
@@ -171,12 +171,16 @@ def _exact(x: float) -> str:
     return repr(float(x))
 
 
+def _rows(shape: tuple) -> int:
+    """Rows of numbers an array of ``shape`` is written in (1 for an empty or 1-D one)."""
+    return int(np.prod(shape[:-1])) if len(shape) > 1 and shape[-1] else 1
+
+
 def _built(texts: np.ndarray, shape: tuple, dtype: str, indent: int = 0) -> str:
     """``np.array(...)`` of the entries: nested rows when there are few, else flat with
     ``.reshape``."""
     typed = f", dtype={dtype}" if dtype else ""
-    rows = texts.size // shape[-1] if texts.ndim and shape[-1] else 1
-    if texts.ndim <= 1 or rows <= MAX_ROWS:
+    if texts.ndim <= 1 or _rows(shape) <= MAX_ROWS:
         return f"np.array({_nested(texts, indent=indent + len('np.array('))}{typed})"
     rows, line = [], ""
     for text in (str(t) for t in texts.flat):  # flat, a line of numbers at a time

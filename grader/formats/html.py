@@ -207,8 +207,9 @@ def _value(node):
                 _size(args[0])
             if node.func.attr == "eye" and args:
                 _size((args[0], args[0]))
-            if node.func.attr == "arange":
-                _size(_steps(*args) if len(args) == 3 else _steps(*((0, *args)[-2:]), 1))
+            if node.func.attr == "arange":  # np.arange(stop), (start, stop) or (start, stop, step)
+                start, stop, step = ([0, *args, 1] if len(args) == 1 else [*args, 1])[:3]
+                _size(_steps(start, stop, step))
             return _NUMPY[node.func.attr](*args, **dtypes)
     raise ValueError(f"cannot read {ast.unparse(node)!r}")
 
