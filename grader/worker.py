@@ -282,7 +282,8 @@ def describe_exception(err: BaseException, text: str, filename: str) -> str:
             found = lineno
     where = ""
     if found is not None:
-        lines = text.splitlines()
+        # Python's own lines (a traceback counts them so), not str.splitlines's
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         code = lines[found - 1].strip() if 0 < found <= len(lines) else ""
         where = f" at line {found}" + (f": `{code}`" if code else "")
     if isinstance(err, RuntimeError) and "can't start new thread" in message:

@@ -8,10 +8,13 @@ refusal is a :class:`NotebookError` whose message a student can act on.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 from pathlib import Path
+
+from .pylines import TooTangled, cell_code
 
 
 class NotebookError(ValueError):
@@ -60,14 +63,9 @@ def is_autograder_cell(cell: dict) -> bool:
 
 
 def comment_magics(code: str) -> str:
-    """Comment out IPython magics and shell escapes (lines starting with ``%`` or ``!``)."""
-    lines = []
-    for line in code.splitlines():
-        stripped = line.lstrip()
-        if stripped.startswith(("%", "!")):
-            line = f"{line[: len(line) - len(stripped)]}# {stripped}"
-        lines.append(line)
-    return "\n".join(lines)
+    """The Python Jupyter runs for a cell's ``code``, line for line: IPython magics and shell
+    escapes made ``pass`` statements (see :func:`grader.core.pylines.cell_code`)."""
+    return cell_code(code)
 
 
 #: Largest notebook file accepted, in bytes: room for plots in the outputs, far below a risk.
@@ -210,13 +208,34 @@ def notebook_source(notebook: Path | bytes, *, name: str | None = None) -> bytes
     locked cells that give code (the imports and given helpers, without which no
     solution runs); test cells and cells the student added are left out.
     Otherwise it is the code of every code cell. Cells are joined with blank
-    lines; IPython magics and shell lines are commented out (not removed, so
-    every cell keeps its number of lines). Raises NotebookError for a file
-    that is not a usable notebook.
+    lines; IPython magics and shell lines become ``pass`` statements (so every
+    cell keeps its number of lines), read as Jupyter reads them: see
+    :mod:`grader.core.pylines`. Raises NotebookError for a file
+    that is not a usable notebook, or a cell that Python cannot read on its own
+    (Jupyter runs each cell alone; joined, two broken cells could mend each other).
     """
     cells = read_cells(notebook, name=name)
-    code = [c for c in cells if c["cell_type"] == "code"]
+    code = [(n, c) for n, c in enumerate(cells, start=1) if c["cell_type"] == "code"]
     if any(nbgrader_metadata(c) is not None for c in cells):
-        code = [c for c in code if nbgrader_metadata(c) is not None and not is_autograder_cell(c)]
-    parts = [comment_magics(c["source"]).rstrip("\n") for c in code]
+        code = [(n, c) for n, c in code if nbgrader_metadata(c) is not None and not is_autograder_cell(c)]
+    called = name or ("the notebook" if isinstance(notebook, bytes) else Path(notebook).name)
+    parts = [_cell_python(c["source"], f"cell {n} of {called}") for n, c in code]
     return ("\n\n".join(p for p in parts if p.strip()) + "\n").encode("utf-8")
+
+
+def _cell_python(source: str, where: str) -> str:
+    """The Python Jupyter runs for a cell's ``source``, checked to be Python on its own."""
+    try:
+        code = cell_code(source)
+        compile(code, where, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except TooTangled as err:
+        raise NotebookError(f"{where} cannot be read: {err}. Put each magic on a line of its own.") from None
+    except SyntaxError as err:
+        line = f" at line {err.lineno} of the cell" if err.lineno else ""
+        raise NotebookError(
+            f"Python cannot read {where}: {err.msg}{line}. Jupyter cannot run that cell either; "
+            "fix it, run it, save, and hand the notebook in again."
+        ) from None
+    except (ValueError, RecursionError, MemoryError, OverflowError):  # NUL bytes; nesting
+        raise NotebookError(f"Python cannot read {where}: it holds something no Python cell holds.") from None
+    return code.rstrip("\r\n")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .errors import LessonError
 from .installed import IMPORTED_FROM
+from .pylines import comment_only_lines
 from .solution import BEGIN
 
 #: The environment variable naming the course when no ``--course`` is given.
@@ -103,12 +104,11 @@ class Lesson:
 
 def exercises_in(source: str) -> tuple[str, ...]:
     """The top-level functions of ``source`` that hold a solution block, in file order."""
-    lines = source.splitlines()
+    markers = [row for row, comment in comment_only_lines(source).items() if comment.strip() == BEGIN]
     found = []
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef):
-            body = lines[node.lineno - 1 : node.end_lineno]
-            if any(line.strip() == BEGIN for line in body):
+            if any(node.lineno <= row <= node.end_lineno for row in markers):
                 found.append(node.name)
     return tuple(found)
 

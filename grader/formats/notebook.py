@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..core.ipynb import nbgrader_metadata
 from ..core.lesson import Lesson
+from ..core.pylines import physical_lines
 
 SCHEMA_VERSION = 3
 #: grade_id of the locked cell holding the code given to students (imports, helpers).
@@ -59,7 +60,7 @@ def reference_parts(source: str, exercises: tuple[str, ...]) -> tuple[str, dict[
     function keeps its solution markers.
     """
     tree = ast.parse(source)
-    lines = source.splitlines()
+    lines = physical_lines(source)
     given, functions = [], {}
     for index, node in enumerate(tree.body):
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
