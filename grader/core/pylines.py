@@ -10,7 +10,6 @@ strings and brackets with :mod:`tokenize`, as Python and Jupyter do.
 
 from __future__ import annotations
 
-import io
 import re
 import tokenize
 
@@ -51,9 +50,14 @@ def physical_lines(text: str, *, keepends: bool = False) -> list[str]:
 
 
 def _tokens(text: str):
-    """Python's tokens of ``text``, stopping quietly where it stops being Python."""
+    """Python's tokens of ``text``, stopping quietly where it stops being Python.
+
+    Every line ending becomes ``\\n`` first: :mod:`tokenize` reads lines as its
+    ``readline`` gives them, and a lone ``\\r`` ends a line for the compiler.
+    """
+    lines = iter(line + "\n" for line in physical_lines(text))
     try:
-        yield from tokenize.generate_tokens(io.StringIO(text).readline)
+        yield from tokenize.generate_tokens(lambda: next(lines, ""))
     except (tokenize.TokenError, SyntaxError):
         return
 
@@ -64,13 +68,14 @@ _FSTRING_END = getattr(tokenize, "FSTRING_END", None)
 
 
 def logical_starts(text: str) -> tuple[set[int], int | None]:
-    """(starts, stop): the lines of ``text`` (numbered from 1) whose first token starts a
+    """(starts, reached): the lines of ``text`` (numbered from 1) whose first token starts a
     logical line (not inside a string or brackets, nor after a backslash that continues the
-    line before), and the line where the text stops being Python (None: it never does)."""
+    line before), and, where the text stops being Python, the last line whose tokens were
+    read (None: all of them were). Past that line, nothing is known."""
     starts, seen = set(), set()
-    depth, previous, row = 0, None, 0
+    depth, previous, reached = 0, None, 0
     for token in _tokens(text):
-        kind, row = token.type, token.start[0]
+        kind, row, reached = token.type, token.start[0], token.end[0]
         if kind == tokenize.ENCODING:
             continue
         if row not in seen:
@@ -83,7 +88,7 @@ def logical_starts(text: str) -> tuple[set[int], int | None]:
             depth = max(depth - 1, 0)
         if kind not in (tokenize.INDENT, tokenize.DEDENT):
             previous = kind
-    return starts, None if previous == tokenize.ENDMARKER else row
+    return starts, None if previous == tokenize.ENDMARKER else reached
 
 
 def comment_only_lines(text: str) -> dict[int, str]:
@@ -137,11 +142,12 @@ def magic_lines(lines: list[str]) -> set[int]:
     candidates = {n for n, line in enumerate(lines, start=1) if _is_candidate(line)}
     guess = candidates
     for _ in range(MAX_ROUNDS):
-        if not guess:
+        if not candidates:
             return guess
-        starts, stop = logical_starts("".join(_neutral(lines, guess)))
-        # from where the text stops being Python, the guess stands: it fails to compile anyway
-        better = {n for n in candidates if n in starts or (stop is not None and n >= stop)}
+        starts, reached = logical_starts("".join(_neutral(lines, guess)))
+        # past where the text stops being Python, the guess stands: it fails to compile anyway
+        unknown = set() if reached is None else {n for n in guess if n > reached}
+        better = {n for n in candidates if n in starts} | unknown
         if better == guess:
             return guess
         guess = better
