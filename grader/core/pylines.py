@@ -113,20 +113,20 @@ def _continued(line: str) -> bool:
 
 def _neutral(lines: list[str], magics: set[int]) -> list[str]:
     """``lines`` with each magic (and the lines its backslashes continue) made a ``pass``."""
-    out, going_on = [], False
+    made, going_on = [], False
     for number, line in enumerate(lines, start=1):
         body = _ENDING.sub("", line)
         ending = line[len(body) :]
         if number in magics:
             indent = body[: len(body) - len(body.lstrip(_INDENT))]
-            out.append(f"{indent}pass  # {body[len(indent) :]}{ending}")
+            made.append(f"{indent}pass  # {body[len(indent) :]}{ending}")
             going_on = _continued(line)
         elif going_on:
-            out.append(f"# {body}{ending}")
+            made.append(f"# {body}{ending}")
             going_on = _continued(line)
         else:
-            out.append(line)
-    return out
+            made.append(line)
+    return made
 
 
 def magic_lines(lines: list[str]) -> set[int]:
