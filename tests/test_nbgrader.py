@@ -358,7 +358,9 @@ def test_plain_notebook_takes_every_code_cell_and_passes_over_magics(tmp_path):
     path = tmp_path / "work.ipynb"
     path.write_text(json.dumps(notebook), encoding="utf-8")
     code = notebook_source(path).decode()
-    assert code == "pass  # %matplotlib inline\nimport numpy as np\n\ndef f():\n    pass  # !ls\n    return 1\n"
+    assert (
+        code == "pass  # %matplotlib inline\nimport numpy as np\n\ndef f():\n    pass  # !ls\n    return 1\n"
+    )
 
 
 def _cells_with(source) -> str:

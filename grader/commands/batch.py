@@ -38,14 +38,14 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
 from ..core.errors import IsolationRefused
+from ..core.fingerprint import fingerprint
 from ..core.inert import one_line
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
 from ..core.results import ExerciseResult, Report, Standing
-from ..core.settings import Settings
+from ..core.settings import Isolation, Settings
 from ..engine.run import suite_points
 from ..formats.gradebook import Gradebook, Row
 from ..formats.html import to_html
@@ -81,12 +81,11 @@ class Entry:
     """The file as the batch's user named it: the folder given, the student's, the file."""
 
 
-def suite_hash(lesson: Lesson, *, max_examples: int, call_timeout: float) -> str:
-    """A fingerprint of everything that decides a grade besides the student's file."""
-    digest = hashlib.sha256(f"{__version__}|{max_examples}|{call_timeout}".encode())
-    for path in sorted([lesson.source, *lesson.checks.rglob("*.py")]):
-        digest.update(str(path.relative_to(lesson.root)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+def suite_hash(lesson: Lesson, settings: Settings, *, isolation: Isolation) -> str:
+    """A fingerprint of everything that decides a grade besides the student's file: the lesson's
+    files, the grader's own, the settings, the isolation level and the versions that matter (see
+    :mod:`grader.core.fingerprint`). Computed once per batch."""
+    return fingerprint(lesson, settings, isolation=isolation.value)
 
 
 def discover(folder: Path, filename: str) -> tuple[list[Entry], list[str]]:
@@ -307,7 +306,7 @@ def main(
     isolation = choose_level(settings.isolation, lesson.private)  # refused here, once, not for every student
     jobs = jobs or os.cpu_count() or 1
     limits, examples = settings.limits, settings.examples
-    suite = suite_hash(lesson, max_examples=examples, call_timeout=limits.call_timeout)
+    suite = suite_hash(lesson, settings, isolation=isolation)
     book = Gradebook(out.with_suffix(".sqlite"))
     reports = out.with_name(out.stem + "_reports")
     reports.mkdir(parents=True, exist_ok=True)

@@ -26,16 +26,50 @@ Measured on the grading process of a batch (py-spy, 60 submissions):
   depend on the check and its seed alone.
 
 All three rely on how Hypothesis keeps these (private names): where they are
-not found, nothing changes (a test says so: tests/test_upkeep.py).
+not found, nothing changes (a test says so: tests/test_upkeep.py), and the
+third would then leave a check's inputs to what the process loaded. So the
+grader runs only on the Hypothesis releases in which every one of these names
+was read and found as used here (:data:`HYPOTHESIS_RANGE`; ``pyproject.toml``
+pins the same range), and refuses to start on any other.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 
+import hypothesis
 from hypothesis.internal import entropy
 from hypothesis.internal.conjecture import providers
 from hypothesis.internal.reflection import function_digest
+
+#: The Hypothesis releases the grader runs on, lowest included, highest left out.
+#: ``providers.Constants`` (the empty pool) first appears in 6.131.9, beside ``CONSTANTS_CACHE``
+#: and ``_get_local_constants`` (6.131.8 and before lack it; 6.100.0 has no ``providers`` at
+#: all). The sources of 6.131.9, 6.135.0, 6.140.0, 6.145.0, 6.150.0, 6.155.2, 6.160.0, 6.165.0,
+#: 6.168.0 and 6.170.17 (the newest) were read: every name used here is there and used the same
+#: way; tests/test_upkeep.py passes on 6.131.9 and on 6.170.17. A newer release is let in only
+#: once it has been read the same way.
+HYPOTHESIS_RANGE = ((6, 131, 9), (6, 171))
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
+def unsupported_hypothesis(installed: str | None = None) -> str | None:
+    """Why the installed Hypothesis (or ``installed``) cannot grade, in words; None when it can."""
+    installed = hypothesis.__version__ if installed is None else installed
+    low, high = HYPOTHESIS_RANGE
+    if low <= _release(installed) < high:
+        return None
+    shown = f">={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
+    return (
+        f"this grader needs Hypothesis {shown}, and Hypothesis {installed} is installed: grades "
+        "depend on how Hypothesis seeds and draws its examples, which changes between releases. "
+        f"Install a release it knows: pip install 'hypothesis{shown}'"
+    )
+
 
 #: Where the seed Hypothesis would derive for a check is kept, on the check's function.
 _SEED = "_grader_seed"

@@ -1,0 +1,221 @@
+"""Everything besides the student's file that decides a grade, as one digest.
+
+``batch`` keeps a grade from an earlier run only when the student's file and
+this digest are both unchanged, so the digest takes in all that can change a
+grade: the lesson's reference and every file under its checks folder (a link
+followed to what it points at, such as a first lesson's solution a later
+lesson's hidden checks import), the course files those checks import, the
+``__init__.py``, ``conftest.py`` and pytest settings files pytest reads on the
+way to them, the grader's own files, the settings of the run, and the versions
+of Python, Hypothesis, numpy and pytest.
+
+Every file is read as a hostile one would be: a link is followed to its
+content once (a loop of links ends), a FIFO or a device is never opened, and a
+file too large for a lesson is refused in words.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import stat
+import sys
+from dataclasses import asdict
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from .errors import LessonError
+from .installed import PACKAGE
+from .lesson import Lesson
+from .settings import Settings
+
+#: Largest file taken into the digest; a lesson's code and data are far smaller.
+MAX_FILE = 64 << 20
+#: The packages whose versions decide a grade (their code is not hashed, their version is).
+PACKAGES = ("hypothesis", "numpy", "pytest")
+#: Files pytest reads between the course's root and a lesson's checks.
+_ON_THE_WAY = (
+    "__init__.py",
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+#: Folders that hold only what Python wrote itself.
+_SKIPPED = ("__pycache__",)
+
+
+def _content(path: Path) -> bytes:
+    """The bytes of the regular file ``path`` (links followed); a marker for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, and is not read
+    except OSError as err:
+        return f"<unreadable: {err.strerror}>".encode()
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b"<not a regular file>"
+        if info.st_size > MAX_FILE:
+            raise LessonError(
+                f"{path} holds {info.st_size / 2**20:.0f} MiB; a file a lesson's checks use may hold at "
+                f"most {MAX_FILE >> 20} MiB"
+            )
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            fd = -1
+            return f.read(MAX_FILE + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _tree(folder: Path) -> list[Path]:
+    """Every file under ``folder``, links to folders followed once each, in a fixed order."""
+    found, seen = [], set()
+
+    def walk(here: Path) -> None:
+        try:
+            real = here.resolve()
+            if real in seen:
+                return
+            seen.add(real)
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except (OSError, RuntimeError):
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if entry.name not in _SKIPPED:
+                    walk(path)
+            elif not entry.name.endswith((".pyc", ".pyo")):
+                found.append(path)
+
+    walk(folder)
+    return found
+
+
+def _import_base(path: Path) -> Path:
+    """Where pytest puts a check's package on ``sys.path``: the first folder above ``path`` that
+    is no package (holds no ``__init__.py``)."""
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def _module_files(path: Path, node: ast.Import | ast.ImportFrom, bases: list[Path]) -> list[Path]:
+    """The files an import statement in the module ``path`` may load, found from ``bases``
+    (absolute imports) or from the module's own folder (relative ones)."""
+    if isinstance(node, ast.ImportFrom):
+        if node.level:
+            bases = [path.parent.joinpath(*[".."] * (node.level - 1))]
+        stem = tuple(node.module.split(".")) if node.module else ()
+        wanted = [stem, *((*stem, alias.name) for alias in node.names)]
+    else:
+        wanted = [tuple(alias.name.split(".")) for alias in node.names]
+    files = []
+    for base in bases:
+        for parts in wanted:
+            for depth in range(1, len(parts) + 1):  # every package on the way runs its __init__
+                where = base.joinpath(*parts[:depth])
+                files += [where.with_suffix(".py"), where / "__init__.py"]
+    return files
+
+
+def _imported(root: Path, path: Path, text: bytes) -> list[Path]:
+    """The course files (under ``root``) that the Python file ``path`` imports."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    bases = [root, _import_base(path)]
+    inside = os.path.normpath(root) + os.sep
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for file in _module_files(path, node, bases):
+                file = Path(os.path.normpath(file))
+                if str(file).startswith(inside) and file.is_file():
+                    found.append(file)
+    return found
+
+
+def lesson_files(lesson: Lesson) -> list[Path]:
+    """Every file that decides how ``lesson`` grades, in a fixed order: the reference (else the
+    stubs), every file under the checks, the files pytest reads on the way to them, and the course's
+    Python files that any of those imports (the imports followed as far as they lead)."""
+    root = lesson.root
+    start = [lesson.source, *_tree(lesson.checks)]
+    folder = lesson.checks
+    while folder != root and root in folder.parents:
+        folder = folder.parent
+        start += [folder / name for name in _ON_THE_WAY if (folder / name).is_file()]
+    todo, taken = list(start), {}
+    while todo:
+        path = todo.pop()
+        key = os.path.normpath(path)  # the path Python imports it by: a link is not its target
+        if key in taken:
+            continue
+        taken[key] = path
+        if path.suffix == ".py":
+            todo += _imported(root, path, _content(path))
+    return [taken[key] for key in sorted(taken)]
+
+
+def _files_digest(digest, paths: list[Path], base: Path) -> None:
+    for path in paths:
+        try:
+            name = str(path.relative_to(base))
+        except ValueError:
+            name = str(path)
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        body = _content(path)
+        digest.update(len(body).to_bytes(8, "big") + body)
+
+
+def grader_digest(package: Path | None = None) -> str:
+    """The digest of the grader's own files (its code and its data files: the installed package,
+    or ``package``), read once per run."""
+    package = PACKAGE if package is None else package
+    digest = hashlib.sha256(b"grader\0")
+    _files_digest(digest, _tree(package), package)
+    return digest.hexdigest()
+
+
+def versions() -> dict[str, str]:
+    """The versions of Python and of the packages that decide a grade."""
+    found = {"python": sys.version, "implementation": sys.implementation.cache_tag or ""}
+    for name in PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def fingerprint(lesson: Lesson, settings: Settings, *, isolation: str, grader: str | None = None) -> str:
+    """The digest of all that, besides the student's file, decides a grade of ``lesson`` under
+    ``settings`` at the isolation level ``isolation`` (the level the run chose: a sandboxed and
+    an in-process run differ in memory limits and in what seeds numpy's generator). ``grader`` is
+    :func:`grader_digest`, when the caller has it already."""
+    digest = hashlib.sha256(b"fingerprint 1\0")
+    run = {
+        "limits": asdict(settings.limits),
+        "examples": settings.examples,
+        "profile": str(settings.profile),
+        "exercises": list(settings.exercises) if settings.exercises is not None else None,
+        "hidden": settings.include_hidden,
+        "isolation": str(isolation),
+        "versions": versions(),
+        "grader": grader if grader is not None else grader_digest(),
+    }
+    digest.update(json.dumps(run, sort_keys=True).encode() + b"\0")
+    _files_digest(digest, lesson_files(lesson), lesson.root)
+    return digest.hexdigest()
