@@ -99,7 +99,7 @@ def test_an_edited_grader_file_changes_the_digest(tmp_path, monkeypatch):
     assert _digest(root) != edited
 
 
-@pytest.mark.parametrize("package", [*fingerprint.PACKAGES, "python"])
+@pytest.mark.parametrize("package", [*upkeep.DECIDING_PACKAGES, "python"])
 def test_another_version_changes_the_digest(tmp_path, monkeypatch, package):
     root = _course(tmp_path)
     before = _digest(root)

@@ -47,6 +47,7 @@ from ..core.lesson import Lesson
 from ..core.results import ExerciseResult, Report, Standing
 from ..core.settings import Isolation, Settings
 from ..engine.run import suite_points
+from ..engine.upkeep import DECIDING_PACKAGES
 from ..formats.gradebook import Gradebook, Row
 from ..formats.html import to_html
 from ..formats.json_report import from_dict, to_dict
@@ -85,7 +86,7 @@ def suite_hash(lesson: Lesson, settings: Settings, *, isolation: Isolation) -> s
     """A fingerprint of everything that decides a grade besides the student's file: the lesson's
     files, the grader's own, the settings, the isolation level and the versions that matter (see
     :mod:`grader.core.fingerprint`). Computed once per batch."""
-    return fingerprint(lesson, settings, isolation=isolation.value)
+    return fingerprint(lesson, settings, isolation=isolation.value, packages=DECIDING_PACKAGES)
 
 
 def discover(folder: Path, filename: str) -> tuple[list[Entry], list[str]]:

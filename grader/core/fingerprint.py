@@ -7,7 +7,8 @@ followed to what it points at, such as a first lesson's solution a later
 lesson's hidden checks import), the course files those checks import, the
 ``__init__.py``, ``conftest.py`` and pytest settings files pytest reads on the
 way to them, the grader's own files, the settings of the run, and the versions
-of Python, Hypothesis, numpy and pytest.
+of Python and of the packages grading runs on (Hypothesis, numpy and pytest:
+:data:`grader.engine.upkeep.DECIDING_PACKAGES`).
 
 Every file is read as a hostile one would be: a link is followed to its
 content once (a loop of links ends), a FIFO or a device is never opened, and a
@@ -33,8 +34,6 @@ from .settings import Settings
 
 #: Largest file taken into the digest; a lesson's code and data are far smaller.
 MAX_FILE = 64 << 20
-#: The packages whose versions decide a grade (their code is not hashed, their version is).
-PACKAGES = ("hypothesis", "numpy", "pytest")
 #: Files pytest reads between the course's root and a lesson's checks.
 _ON_THE_WAY = (
     "__init__.py",
@@ -189,10 +188,10 @@ def grader_digest(package: Path | None = None) -> str:
     return digest.hexdigest()
 
 
-def versions() -> dict[str, str]:
-    """The versions of Python and of the packages that decide a grade."""
+def versions(packages: tuple[str, ...]) -> dict[str, str]:
+    """The versions of Python and of ``packages`` (distribution names)."""
     found = {"python": sys.version, "implementation": sys.implementation.cache_tag or ""}
-    for name in PACKAGES:
+    for name in packages:
         try:
             found[name] = version(name)
         except PackageNotFoundError:
@@ -200,10 +199,18 @@ def versions() -> dict[str, str]:
     return found
 
 
-def fingerprint(lesson: Lesson, settings: Settings, *, isolation: str, grader: str | None = None) -> str:
+def fingerprint(
+    lesson: Lesson,
+    settings: Settings,
+    *,
+    isolation: str,
+    packages: tuple[str, ...],
+    grader: str | None = None,
+) -> str:
     """The digest of all that, besides the student's file, decides a grade of ``lesson`` under
     ``settings`` at the isolation level ``isolation`` (the level the run chose: a sandboxed and
-    an in-process run differ in memory limits and in what seeds numpy's generator). ``grader`` is
+    an in-process run differ in memory limits and in what seeds numpy's generator), with the
+    installed versions of ``packages``, the distributions grading runs on. ``grader`` is
     :func:`grader_digest`, when the caller has it already."""
     digest = hashlib.sha256(b"fingerprint 1\0")
     run = {
@@ -213,7 +220,7 @@ def fingerprint(lesson: Lesson, settings: Settings, *, isolation: str, grader: s
         "exercises": list(settings.exercises) if settings.exercises is not None else None,
         "hidden": settings.include_hidden,
         "isolation": str(isolation),
-        "versions": versions(),
+        "versions": versions(packages),
         "grader": grader if grader is not None else grader_digest(),
     }
     digest.update(json.dumps(run, sort_keys=True).encode() + b"\0")

@@ -71,6 +71,11 @@ def unsupported_hypothesis(installed: str | None = None) -> str | None:
     )
 
 
+#: The distributions whose releases decide a grade: their versions are part of what a kept
+#: grade must match (:mod:`grader.core.fingerprint`).
+DECIDING_PACKAGES = ("hypothesis", "numpy", "pytest")
+
+
 #: Where the seed Hypothesis would derive for a check is kept, on the check's function.
 _SEED = "_grader_seed"
 
