@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.support import ATTENTION, KV_CACHE, compose, grade_folders  # noqa: E402
-from tests.test_catalog import BUGS, CORRECT, TRIVIAL, exercise_of  # noqa: E402
+from tests.test_catalog import catalog, exercise_of  # noqa: E402
+
+BUGS, CORRECT, TRIVIAL = (catalog(ATTENTION, kind) for kind in ("bugs", "correct", "trivial"))
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 KV_BUGGY = KV_CACHE.gallery / "typical-mistakes" / "kv_cache.py"
