@@ -157,6 +157,7 @@ def test_the_code_of_a_cell_is_what_python_runs_for_it(cell):
         ("%%time\ndef f():\n    return 1\n", "def f():\n    return 1\n"),  # %%time runs its body
         ("@staticmethod\n%time x\ndef f():\n    return 1\n", None),  # a decorator does not jump a magic
         ("def f():\n    %time x\n", "def f():\n    pass\n"),
+        ("%time x \\\n    %who\nx = 1\n", "pass\nx = 1\n"),  # a backslash takes the next line in
     ],
 )
 def test_cell_magics_and_magics_as_statements(cell, meant):

@@ -117,12 +117,12 @@ def _neutral(lines: list[str], magics: set[int]) -> list[str]:
     for number, line in enumerate(lines, start=1):
         body = _ENDING.sub("", line)
         ending = line[len(body) :]
-        if number in magics:
+        if going_on:  # the line a magic's backslash continues is the magic's, whatever it holds
+            made.append(f"# {body}{ending}")
+            going_on = _continued(line)
+        elif number in magics:
             indent = body[: len(body) - len(body.lstrip(_INDENT))]
             made.append(f"{indent}pass  # {body[len(indent) :]}{ending}")
-            going_on = _continued(line)
-        elif going_on:
-            made.append(f"# {body}{ending}")
             going_on = _continued(line)
         else:
             made.append(line)
