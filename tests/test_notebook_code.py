@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grader import worker
 from grader.core.ipynb import NotebookError, notebook_source
 from grader.core.pylines import cell_code, physical_lines
 from grader.core.solution import solution_lines, strip_solutions
@@ -179,3 +180,13 @@ def test_solution_markers_are_comments_not_text_in_a_string():
     assert solution_lines(source) == ["return 1"]
     hidden = "def f():\n    # a note\u2028    ### BEGIN SOLUTION\n    return 1\n"
     assert strip_solutions(hidden) == hidden  # the marker is inside a comment line, so none
+
+
+def test_the_line_an_error_names_is_pythons_line():
+    """A .py file: the line quoted with an error is the one Python counted, after a U+2028."""
+    text = "x = 1  # a note\u2028that goes on\nraise ValueError('v')\n"
+    _, code = worker.compile_source(text.encode(), "attention.py")
+    with pytest.raises(ValueError) as raised:
+        exec(code, {})
+    said = worker.describe_exception(raised.value, text, "attention.py")
+    assert "at line 2: `raise ValueError('v')`" in said, said
