@@ -226,7 +226,7 @@ def notebook_source(notebook: Path | bytes, *, name: str | None = None) -> bytes
         lone = _SURROGATE.search(cell["source"]) if id(cell) in chosen else None
         if lone:
             raise NotebookError(
-                f"code cell {number} holds a character that is not text (U+{ord(lone.group()):04X}, "
+                f"code cell {number} of {name or 'the notebook'} holds a character that is not text (U+{ord(lone.group()):04X}, "
                 "half of a pair that no file can store alone). Delete it in Jupyter, save, and hand "
                 "the notebook in again."
             )
