@@ -225,10 +225,11 @@ def notebook_source(notebook: Path | bytes, *, name: str | None = None) -> bytes
     for number, cell in enumerate(cells, start=1):
         lone = _SURROGATE.search(cell["source"]) if id(cell) in chosen else None
         if lone:
+            where, code = name or "the notebook", ord(lone.group())
             raise NotebookError(
-                f"code cell {number} of {name or 'the notebook'} holds a character that is not text (U+{ord(lone.group()):04X}, "
-                "half of a pair that no file can store alone). Delete it in Jupyter, save, and hand "
-                "the notebook in again."
+                f"code cell {number} of {where} holds a character that is not text (U+{code:04X}, half "
+                "of a pair that no file can store alone). Delete it in Jupyter, save, and hand the "
+                "notebook in again."
             )
     parts = [comment_magics(c["source"]).rstrip("\n") for c in code]
     return ("\n\n".join(p for p in parts if p.strip()) + "\n").encode("utf-8")

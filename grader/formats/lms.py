@@ -255,13 +255,14 @@ def _join(roster: Roster, by_student: dict, notes: list[str]) -> list[tuple]:
     for student in by_student:
         if student not in used:
             alike.setdefault(_look_alike(student), []).append(student)
+    taken = {match_key(s) for s in used} - {None}  # the keys of the students placed
     matched = []
     for i, (line, value) in enumerate(zip(roster.rows, values, strict=True)):
         if i in chosen:
             matched.append((line, by_student[chosen[i]]))
             continue
         matched.append((line, None))
-        twice = value in by_student or any(match_key(value) == match_key(s) is not None for s in used)
+        twice = value in by_student or match_key(value) in taken
         similar = alike.get(_look_alike(value), [])
         if i in said:
             continue
