@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.commands import batch
+from grader.commands import batch, nbgrader_course
 from grader.core.inert import file_stem
 from grader.core.intake import open_submission
 from grader.core.results import Standing
@@ -27,7 +27,7 @@ from grader.formats.gradebook import Gradebook, Row
 from grader.formats.json_report import from_dict
 from grader.formats.lms import Export, Layout, read_roster
 
-from .support import ROOT, TOY_COURSE, live_processes, python
+from .support import ATTENTION, ROOT, TOY_COURSE, live_processes, python
 
 TOY = TOY_COURSE / "solutions" / "toy.py"
 #: A file whose import raises an exception whose message is a lone surrogate.
@@ -170,6 +170,14 @@ def test_escapes_in_the_names_of_a_submission_without_grade_stay_out_of_its_repo
         "\\x1b[31mhomework\\x0d.ipynb"
         in (out.with_name("g_reports") / f"{file_stem('nina')}.txt").read_text()
     )
+
+
+def test_escapes_in_a_collected_students_name_stay_out_of_the_terminal(tmp_path, capsys):
+    (tmp_path / "course" / "submitted" / "\x1b]0;pwned\x07\x1b[2J" / "attention").mkdir(parents=True)
+    nbgrader_course.collect(lesson=ATTENTION, course_dir=tmp_path / "course", out_dir=tmp_path / "out")
+    said = capsys.readouterr().err
+    assert "\\x1b]0;pwned\\x07\\x1b[2J: no attention/attention.ipynb" in said
+    assert not any(c in said for c in RAW)
 
 
 def _cells_a_spreadsheet_sees(path: Path) -> list[str]:
