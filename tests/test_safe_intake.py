@@ -180,6 +180,20 @@ def test_escapes_in_a_collected_students_name_stay_out_of_the_terminal(tmp_path,
     assert not any(c in said for c in RAW)
 
 
+def test_the_gallery_names_odd_folders_in_text_any_reader_takes(tmp_path):
+    folder(tmp_path, b"\xff", TOY.read_text())
+    (folder(tmp_path, "\x1b[2Jx") / "toy.py").mkdir()  # refused when taken in: graded as its refusal
+    done = python(
+        "gallery", "--course", str(TOY_COURSE), "--lesson", "toy", str(tmp_path), "--format", "json"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = json.loads(done.stdout)
+    assert sorted(reports) == ["\\udcff", "\\x1b[2Jx"]
+    json.dumps(reports, ensure_ascii=False).encode("utf-8")  # no lone surrogate in it, keys included
+    for report in reports.values():  # the texts themselves, read back from JSON
+        assert not any(c in report["submission"] + report["problem"] for c in RAW), report["submission"]
+
+
 def _cells_a_spreadsheet_sees(path: Path) -> list[str]:
     """Every cell of ``path`` as a spreadsheet may split it: on commas, semicolons or tabs."""
     text = path.read_text(encoding="utf-8")
