@@ -20,6 +20,7 @@ import os
 import re
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import unicodedata
 import xml.etree.ElementTree as ET
@@ -403,8 +404,7 @@ def test_a_grade_lands_only_in_its_own_students_row(students, roster_ids):
         export = Export(Layout.MOODLE, roster=read_roster(roster, "Username"))
     written = table(rows, (), export, lesson="L")
     owner = {str(i + 1): s for i, s in enumerate(students)}
-    lines = [line for line in written.rows]
-    given_to = [owner.get(line[-1]) for line in lines]
+    given_to = [owner.get(line[-1]) for line in written.rows]
     placed = [s for s in given_to if s is not None]
     assert len(placed) == len(set(placed)), "a student's grade in two rows"
     for roster_id, student in zip(export.roster.ids, given_to, strict=True):
@@ -517,7 +517,7 @@ def test_a_class_of_hostile_submissions_is_graded_as_each_alone(klass):
         out = Path(tmp) / "out" / "g.csv"
         command = ["batch", "--course", str(TOY_COURSE), "--lesson", "toy", str(root), "--out", str(out)]
         done = subprocess.run(
-            [os.sys.executable, "-m", "grader", *command, "--jobs", "2"],
+            [sys.executable, "-m", "grader", *command, "--jobs", "2"],
             cwd=ROOT,
             capture_output=True,
             timeout=600,
