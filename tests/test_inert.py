@@ -65,11 +65,27 @@ def test_one_line_shows_newlines_and_tabs_too():
 
 @pytest.mark.parametrize(
     "student",
-    ["=1+1", "@SUM(9*9)", "+cmd|' /C calc'!A0", "-2+3", "\t=1+1", "\n=1+1", " =1+1", '=HYPERLINK("x")'],
+    ["=1+1", "@SUM(9*9)", "+cmd|' /C calc'!A0", "-2+3", " =1+1", '=HYPERLINK("x")'],
 )
 def test_csv_cell_keeps_a_formula_as_text(student):
     cell = csv_cell(student)
     assert cell.startswith("'") and cell[1:] == visible(student)
+
+
+@pytest.mark.parametrize(
+    "student, cell",
+    [
+        ("\t=1+1", "\\t=1+1"),  # a tab or a line end is written out: no cell starts after it
+        ("\n=1+1", "\\n=1+1"),
+        ("ada;=1+1", "ada;'=1+1"),  # a spreadsheet that splits on ; would run what follows it
+        ("ada; @SUM(1)", "ada;' @SUM(1)"),
+        ('ada,"=1+1"', 'ada,\'"=1+1"'),
+        ("=a;=b", "'=a;'=b"),
+        ("1;-2,+3", "1;-2,+3"),  # numbers stay numbers
+    ],
+)
+def test_csv_cell_keeps_a_formula_after_any_delimiter_as_text(student, cell):
+    assert csv_cell(student) == cell
 
 
 def test_csv_cell_shows_a_carriage_return_so_no_formula_follows_it():
@@ -170,14 +186,18 @@ def test_text_report_of_a_hostile_submission_is_inert(hostile, command, status):
     assert "line2\\x1b[31mred\\x9b" in text
 
 
-def test_json_report_of_a_hostile_submission_round_trips(hostile):
+def test_json_report_of_a_hostile_submission_carries_it_made_safe(hostile):
+    """The message is made safe where it enters the grader, so the JSON (and whatever reads it:
+    a database, a spreadsheet, a page) holds it written out: every character still told, none
+    that acts, no lone surrogate that a UTF-8 reader would fail on."""
     done = _grader(hostile, "grade", "attention.py", "--format", "json")
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
-    assert all(byte not in done.stdout for byte in (b"\x1b", b"\x07", b"\r"))  # json.dumps escaped them
+    assert all(byte not in done.stdout for byte in (b"\x1b", b"\x07", b"\r"))
     report = json.loads(done.stdout)
     feedback = {t["exercise"]: t["feedback"] for t in report["tests"] if t["status"] == "error"}
-    assert f"({HOSTILE})" in feedback["split_heads"]  # the exact message, every character of it
-    assert "line1\nline2\x1b[31mred\x9b" in feedback["merge_heads"]
+    assert f"({visible(HOSTILE)})" in feedback["split_heads"]
+    assert "line1\nline2\\x1b[31mred\\x9b" in feedback["merge_heads"]  # its lines kept
+    json.dumps(report, ensure_ascii=False).encode("utf-8")  # no lone surrogate left in it
 
 
 # -- the gradebook's CSV

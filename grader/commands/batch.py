@@ -40,7 +40,7 @@ from pathlib import Path
 
 from ..core.errors import IsolationRefused
 from ..core.fingerprint import fingerprint
-from ..core.inert import one_line
+from ..core.inert import file_stem, one_line, student_name, student_strings, student_text
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
@@ -90,16 +90,21 @@ def suite_hash(lesson: Lesson, settings: Settings, *, isolation: Isolation) -> s
 
 
 def discover(folder: Path, filename: str) -> tuple[list[Entry], list[str]]:
-    """The submissions in ``folder`` and remarks about what looks odd there."""
+    """The submissions in ``folder`` and remarks about what looks odd there.
+
+    A student's id is the folder's name made safe (:func:`grader.core.inert.student_name`):
+    bytes that are not UTF-8, control characters and the like are written out, and two
+    folders never share an id. Anything that goes wrong while a folder is taken in makes
+    that student's entry, never the end of the batch."""
     entries, remarks = [], []
     seen: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(folder.iterdir(), key=lambda p: p.name):
-        name = path.name
+    for path in sorted(folder.iterdir(), key=lambda p: os.fsencode(p.name)):
+        name = student_name(path.name)
         if name.startswith("."):
             remarks.append(f"{_quoted(name)}: hidden, skipped")
             continue
         if path.is_symlink():  # it may lead anywhere, the reference included: never followed
-            seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
+            seen[_look(name)].append(name)
             why = "the student's folder is a symbolic link, and the grader follows no links"
             entries.append(Entry(name, path, Refusal.UNREADABLE.value, why, Refusal.UNREADABLE))
             continue
@@ -110,11 +115,14 @@ def discover(folder: Path, filename: str) -> tuple[list[Entry], list[str]]:
             remarks.append(
                 f"{_quoted(name)}: an unusual student id (spaces or special characters); graded as is"
             )
-        seen[unicodedata.normalize("NFKC", name).casefold()].append(name)
+        seen[_look(name)].append(name)
         try:
             intake = open_submission(path, filename)
         except IntakeError as err:
             entries.append(Entry(name, path, err.kind.value, err.message, err.kind))
+            continue
+        except Exception as err:  # noqa: BLE001 - ours, not the student's: this student's row says so
+            entries.append(Entry(name, path, "failed", _ours("taking the submission in", err)))
             continue
         entries.append(Entry(name, intake.path, intake.sha256, shown=intake.shown))
     for names in seen.values():
@@ -125,22 +133,23 @@ def discover(folder: Path, filename: str) -> tuple[list[Entry], list[str]]:
     return entries, remarks
 
 
+def _look(name: str) -> str:
+    """What two ids that look alike have in common (for a remark only: each is graded on its
+    own, and a roster matches ids by a stricter rule, :mod:`grader.formats.lms`)."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def _ours(doing: str, err: BaseException) -> str:
+    """The message of a row whose grading failed on the grader's side."""
+    return student_text(
+        f"the grader failed while {doing} ({type(err).__name__}: {str(err)[:200]}); "
+        "this is not the student's fault: report it, and run the batch again"
+    )
+
+
 def _quoted(text: str) -> str:
     """A student id (or any text from a student) for the terminal: quoted, escapes shown, not run."""
     return f"'{one_line(text)}'"
-
-
-#: What a file name made from an unusual student id ends with: a hash of the id.
-_HASHED = re.compile(r"-[0-9a-f]{8}$")
-
-
-def _safe(student: str) -> str:
-    """A file name for a student id, never the same for two ids: an id that needed changing, or
-    that looks like one that did, gets a hash of itself appended."""
-    clean = re.sub(r"[^A-Za-z0-9._@+-]", "_", student)
-    if clean != student or clean in ("", ".", "..") or _HASHED.search(clean):
-        clean += "-" + hashlib.sha256(student.encode()).hexdigest()[:8]
-    return clean
 
 
 def _cores() -> list[int]:
@@ -186,7 +195,7 @@ class _Grader:
         try:
             self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
-            answer = json.loads(self._line(time.monotonic() + limit))
+            answer = student_strings(json.loads(self._line(time.monotonic() + limit)))  # texts enter here
         except TimeoutError:
             self.close(interrupt=True)
             return entry, None, f"grading took longer than {limit:g} s and was stopped"
@@ -318,9 +327,12 @@ def main(
     for entry in entries:
         if not book.is_current(entry.student, entry.file_hash, suite):
             todo.append(entry)
-        elif not (reports / f"{_safe(entry.student)}.txt").exists():  # killed between database and files
+        elif not (reports / f"{file_stem(entry.student)}.txt").exists():  # killed between database and files
             report, message = book.stored(entry.student)
-            _write_reports(reports, entry, from_dict(json.loads(report)) if report else None, message)
+            try:
+                _write_reports(reports, entry, from_dict(json.loads(report)) if report else None, message)
+            except Exception:  # noqa: BLE001 - a row that cannot be read again is graded again
+                todo.append(entry)
     print(
         f"{len(entries)} submissions in {folder}: {len(todo)} to grade, "
         f"{len(entries) - len(todo)} unchanged since the last run",
@@ -358,15 +370,21 @@ def main(
         grader = graders.get()
         try:
             return grader.grade(entry, limits.total_timeout + GRACE, running)
+        except Exception as err:  # noqa: BLE001 - ours: this student's row says so, the batch goes on
+            grader.close()
+            return entry, None, _ours("grading this submission", err)
         finally:
             graders.put(grader)
+
+    signals = _Stopped()
 
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:
         pending = set()
+        signals.catch()  # SIGTERM from here on ends the batch as Ctrl-C does
         for entry in todo:
             if entry.problem:
-                _store(book, reports, entry, suite, None, entry.problem, points)
+                _record(book, reports, entry, suite, None, entry.problem, points, failures)
                 progress.step(entry.student, entry.problem)
             else:
                 pending.add(pool.submit(grade, entry))
@@ -374,9 +392,7 @@ def main(
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 entry, report, error = future.result()
-                _store(book, reports, entry, suite, report, error, points)
-                if error:
-                    failures.append(f"{_quoted(entry.student)}: {one_line(error)}")
+                error = _record(book, reports, entry, suite, report, error, points, failures)
                 note = error or f"{report.score:g}/{report.max_score:g}"
                 progress.step(entry.student, note)
     except KeyboardInterrupt:
@@ -387,6 +403,7 @@ def main(
         pool.shutdown(wait=True, cancel_futures=True)
         _close_all(graders)
         shutil.rmtree(scratch, ignore_errors=True)
+        signals.release()
     written = book.export_csv(out, lesson.exercises, export, lesson=lesson.name)
     if junit is not None:
         students = [
@@ -402,7 +419,45 @@ def main(
         print(f"JUnit XML of the class: {junit}", file=sys.stderr)
     book.close()
     _summary(len(written.rows), out, reports, entries, remarks + list(written.notes), failures, interrupted)
-    return 130 if interrupted else 0
+    return 128 + int(signals.number) if interrupted else 0
+
+
+class _Stopped:
+    """SIGTERM taken as Ctrl-C (a KeyboardInterrupt) while the batch grades, and which signal it
+    was: the exit code is 128 plus its number (130 for Ctrl-C, 143 for SIGTERM), as a shell says."""
+
+    def __init__(self):
+        self.number = signal.SIGINT
+        self.previous = None
+
+    def catch(self) -> None:
+        if threading.current_thread() is threading.main_thread():  # where Python runs handlers
+            self.previous = signal.signal(signal.SIGTERM, self._stop)
+
+    def _stop(self, signum, frame):
+        self.number = signum
+        raise KeyboardInterrupt
+
+    def release(self) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+            self.previous = None
+
+
+def _record(book, reports, entry, suite, report, error, points, failures: list[str]) -> str:
+    """Store one student (:func:`_store`); whatever fails on the way becomes that student's row,
+    saying so, and the batch goes on. Returns why there is no grade ('' when there is one)."""
+    try:
+        _store(book, reports, entry, suite, report, error, points)
+    except Exception as err:  # noqa: BLE001 - ours: this student's row says so, the batch goes on
+        error = _ours("recording the grade", err)
+        try:
+            _store(book, reports, entry, suite, None, error, points)
+        except Exception as again:  # noqa: BLE001 - the database itself fails: said at the end
+            error = _ours("recording the grade", again)
+    if error and error != entry.problem:  # a problem found when taking it in is listed already
+        failures.append(f"{_quoted(entry.student)}: {one_line(error)}")
+    return error
 
 
 def _store(
@@ -431,7 +486,7 @@ def _store(
 
 def _write_reports(reports: Path, entry: Entry, report: Report | None, error: str) -> None:
     """The student's JSON, text and HTML reports: each the one ``grade`` prints for the file."""
-    name = _safe(entry.student)
+    name = file_stem(entry.student)
     if report is not None:
         (reports / f"{name}.json").write_text(json.dumps(to_dict(report), indent=2) + "\n", encoding="utf-8")
         (reports / f"{name}.html").write_text(to_html(report), encoding="utf-8")

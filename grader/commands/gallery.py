@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..core.inert import one_line
+from ..core.inert import one_line, student_name
 from ..core.intake import Intake, IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
 from ..core.settings import Settings
@@ -31,10 +31,10 @@ def entries(lesson: Lesson, folder: Path | None) -> list[tuple[str, Intake | Pat
             return found
     for sub in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
         try:
-            found.append((sub.name, open_submission(sub, lesson.filename)))
+            found.append((student_name(sub.name), open_submission(sub, lesson.filename)))
         except IntakeError as err:
             if err.kind is not Refusal.MISSING:
-                found.append((sub.name, sub))
+                found.append((student_name(sub.name), sub))
     return found
 
 

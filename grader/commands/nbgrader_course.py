@@ -24,6 +24,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..core.inert import student_name
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, open_submission
 from ..core.lesson import COURSE_VARIABLE, Lesson
@@ -212,8 +213,9 @@ def collect(
     written, problems = 0, []
     for student in sorted(p for p in collected.iterdir() if p.is_dir() and not p.name.startswith(".")):
         notebook = student / assignment / notebook_name
+        shown = student_name(student.name)  # a folder's name, for the terminal
         if not notebook.is_file():
-            problems.append(f"{student.name}: no {assignment}/{notebook_name}")
+            problems.append(f"{shown}: no {assignment}/{notebook_name}")
             continue
         folder = out_dir / student.name
         folder.mkdir(parents=True, exist_ok=True)
@@ -227,7 +229,7 @@ def collect(
             source = open_submission(notebook, lesson.filename).source  # the rule every command reads by
         except IntakeError as err:
             (folder / "notebook_error.txt").write_text(f"{err.message}\n", encoding="utf-8")
-            problems.append(f"{student.name}: {err.message}")
+            problems.append(f"{shown}: {err.message}")
             continue
         (folder / lesson.filename).write_bytes(source)
         written += 1

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .enums import StrEnum
+from .inert import one_line, student_text
 from .ipynb import MAX_NOTEBOOK, NotebookError, notebook_source, too_large
 
 #: Largest Python source accepted, in bytes: far above any honest answer, far below a risk.
@@ -58,6 +59,7 @@ class IntakeError(Exception):
     """A submission that cannot be taken in; the message says what is wrong and what to do."""
 
     def __init__(self, message: str, *, kind: Refusal = Refusal.UNREADABLE):
+        message = student_text(message)  # it names the student's files and folders
         super().__init__(message)
         self.message = message
         self.kind = kind
@@ -68,7 +70,8 @@ class Intake:
     """A submission taken in: where it was found and the exact bytes that will be graded."""
 
     shown: str
-    """The file as the user named it: what they typed, plus the file found in a folder."""
+    """The file as the user named it: what they typed, plus the file found in a folder (on one
+    line, control characters written out: :func:`grader.core.inert.one_line`)."""
     path: Path
     """The same file as an absolute path, for processes that run in another directory."""
     source: bytes
@@ -95,7 +98,7 @@ def open_submission(path: Path | str, filename: str, *, nested: bool = False) ->
         source, form = _notebook_code(raw, name), Form.NOTEBOOK
     else:
         source, form = raw, Form.PYTHON
-    return Intake(shown, folder / name, source, hashlib.sha256(source).hexdigest(), form)
+    return Intake(one_line(shown), folder / name, source, hashlib.sha256(source).hexdigest(), form)
 
 
 def take_in(path: Path | str, filename: str, *, nested: bool = False) -> tuple[Intake | IntakeError, Path]:

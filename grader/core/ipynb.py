@@ -74,6 +74,9 @@ MAX_NOTEBOOK = 16 << 20
 #: about ten levels, and a parser that recurses must never meet thousands.
 MAX_NESTING = 64
 
+#: A lone surrogate: JSON may spell one (``"\\ud800"``), but no UTF-8 file holds it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 #: What matters to nesting in JSON text: brackets, quotes and backslashes.
 _STRUCTURE = re.compile(r'[\[\]{}"\\]')
 
@@ -219,6 +222,14 @@ def notebook_source(notebook: Path | bytes, *, name: str | None = None) -> bytes
     if any(nbgrader_metadata(c) is not None for c in cells):
         code = [(n, c) for n, c in code if nbgrader_metadata(c) is not None and not is_autograder_cell(c)]
     called = name or ("the notebook" if isinstance(notebook, bytes) else Path(notebook).name)
+    for number, cell in code:
+        lone = _SURROGATE.search(cell["source"])
+        if lone:
+            raise NotebookError(
+                f"code cell {number} of {called} holds a character that is not text (U+{ord(lone.group()):04X}, "
+                "half of a pair that no file can store alone). Delete it in Jupyter, save, and hand the "
+                "notebook in again."
+            )
     parts = [_cell_python(c["source"], f"cell {n} of {called}") for n, c in code]
     return ("\n\n".join(p for p in parts if p.strip()) + "\n").encode("utf-8")
 

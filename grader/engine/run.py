@@ -15,6 +15,7 @@ from hypothesis import configuration as hypothesis_configuration
 
 from ..core.diagnosis import Call, Diagnosis, diagnose
 from ..core.errors import Failure, GraderError, StudentError, StudentTimeout
+from ..core.inert import one_line
 from ..core.intake import Intake, IntakeError
 from ..core.lesson import Lesson
 from ..core.pictures import Heatmap, heatmap
@@ -194,7 +195,7 @@ def run_checks(
     a refusal must be given it)."""
     # Open the submission first: a sandboxed worker boots while pytest collects the checks.
     if shown is None:
-        shown = submission.shown if isinstance(submission, Intake) else str(submission)
+        shown = submission.shown if isinstance(submission, Intake) else one_line(str(submission))
     opened = Submission(submission, lesson=lesson, settings=settings)
     collector = Collector(lesson, settings, opened)
     args = [

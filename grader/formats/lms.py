@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import csv
 import io
+import string
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.enums import StrEnum
 from ..core.errors import UsageError
-from ..core.inert import csv_cell, one_line
+from ..core.inert import csv_cell, one_line, student_name, student_text
 from ..core.results import Standing
 
 
@@ -74,8 +76,12 @@ class Roster:
 
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    """Its cells, made safe where they are read (:func:`grader.core.inert.student_text`)."""
     key: str
     """The column holding what the student folders are named by."""
+    ids: tuple[str, ...] = ()
+    """Each row's id (its cell in ``key``, stripped) made safe as a folder's name is
+    (:func:`grader.core.inert.student_name`), so that the two compare as they were written."""
 
 
 @dataclass(frozen=True)
@@ -137,8 +143,11 @@ def read_roster(path: Path, key: str) -> Roster:
             f"its columns are {columns} (choose one with --roster-key)"
         )
     width = len(header)
-    rows = tuple(tuple(row[:width]) + ("",) * (width - len(row)) for row in lines[1:])
-    return Roster(header, rows, key)
+    raw = [tuple(row[:width]) + ("",) * (width - len(row)) for row in lines[1:]]
+    column = header.index(key)
+    ids = tuple(student_name(row[column].strip()) for row in raw)
+    rows = tuple(tuple(student_text(cell) for cell in row) for row in raw)
+    return Roster(tuple(student_text(h) for h in header), rows, student_text(key), ids)
 
 
 def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str) -> Table:
@@ -163,31 +172,110 @@ def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str
     return Table(tuple(csv_cell(h) for h in header), cells, export.layout is Layout.BLACKBOARD, tuple(notes))
 
 
+def match_key(name: str) -> str | None:
+    """What a roster's id and a student's folder name must share to match: the name in Unicode
+    NFC (so that an accent typed as two code points, as macOS names files, is the same accent),
+    with the ASCII letters A-Z lowercased and nothing else changed. None for a name holding a
+    character that NFC turns into another one (KELVIN SIGN into K, OHM SIGN into omega): such
+    a name matches only itself, exactly."""
+    if any(_replaced_by_nfc(c) for c in name):
+        return None
+    return unicodedata.normalize("NFC", name).translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def _replaced_by_nfc(char: str) -> bool:
+    """Whether NFC writes ``char`` as another single character (a canonical singleton)."""
+    decomposition = unicodedata.decomposition(char)
+    return bool(decomposition) and not decomposition.startswith("<") and " " not in decomposition
+
+
+def _look_alike(name: str) -> str:
+    """What two names that only look alike share (compatibility forms, any case): for notes."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+def _odd_letters(name: str) -> str:
+    """The characters of ``name`` outside ASCII, named, for a note: `` (U+212A KELVIN SIGN)``."""
+    odd = dict.fromkeys(c for c in name if not c.isascii())
+    shown = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}" for c in odd)
+    return f" ({shown})" if shown else ""
+
+
 def _join(roster: Roster, by_student: dict, notes: list[str]) -> list[tuple]:
     """Each roster line with its student's row (None: no submission, or a line that names no
-    student); students with a submission but no roster line are noted and left out."""
-    column = roster.header.index(roster.key)
+    student); students with a submission but no roster line are noted and left out.
+
+    An id matches a folder name that is the same text, or failing that the same after
+    :func:`match_key`. A line whose id matches several folders, a folder that several lines
+    match, and a name that matches only through look-alike characters (compatibility forms,
+    a sign for a letter) are noted and left unmatched: a grade never lands in another
+    student's row by a guess."""
+    values = list(roster.ids) or [line[roster.header.index(roster.key)].strip() for line in roster.rows]
+    chosen: dict[int, str] = {}  # roster line -> student
+    used: set[str] = set()
+    for i, value in enumerate(values):  # the same text first
+        if value in by_student and value not in used:
+            chosen[i] = value
+            used.add(value)
     folded: dict[str, list[str]] = {}
     for student in by_student:
-        folded.setdefault(student.casefold(), []).append(student)
-    used: set[str] = set()
+        key = match_key(student)
+        if key is not None and student not in used:
+            folded.setdefault(key, []).append(student)
+    waiting: dict[str, list[int]] = {}
+    said: set[int] = set()  # roster lines already noted
+    for i, value in enumerate(values):
+        key = match_key(value)
+        if i not in chosen and key is not None and value not in by_student:
+            waiting.setdefault(key, []).append(i)
+    for key, lines in waiting.items():  # then the same after NFC and A-Z in lower case
+        students = folded.get(key, [])
+        if len(students) == 1 and len(lines) == 1:
+            chosen[lines[0]] = students[0]
+            used.add(students[0])
+        elif len(students) > 1:
+            names = " and ".join(f"'{one_line(s)}'" for s in students)
+            for i in lines:
+                said.add(i)
+                notes.append(
+                    f"'{one_line(values[i])}': matches the folders {names}; left unmatched, written as "
+                    "missing (rename the folders)"
+                )
+        elif students:
+            said.update(lines)
+            shown = " and ".join(f"'{one_line(values[i])}'" for i in lines)
+            notes.append(
+                f"'{one_line(students[0])}': matches the roster's {shown}; left unmatched, each written "
+                "as missing (rename the folder)"
+            )
+    alike: dict[str, list[str]] = {}
+    for student in by_student:
+        if student not in used:
+            alike.setdefault(_look_alike(student), []).append(student)
+    taken = {match_key(s) for s in used} - {None}  # the keys of the students placed
     matched = []
-    for line in roster.rows:
-        value = line[column].strip()
-        student = value if value in by_student else None
-        if student is None and len(folded.get(value.casefold(), ())) == 1:
-            student = folded[value.casefold()][0]  # the same id, written with other capitals
-        if student in used:
+    for i, (line, value) in enumerate(zip(roster.rows, values, strict=True)):
+        if i in chosen:
+            matched.append((line, by_student[chosen[i]]))
+            continue
+        matched.append((line, None))
+        twice = value in by_student or match_key(value) in taken
+        similar = alike.get(_look_alike(value), [])
+        if i in said:
+            continue
+        if twice:
             notes.append(f"'{one_line(value)}': in the roster twice; the second line gets no grade")
-            matched.append((line, None))
-            continue
-        if student is None:
-            if value and not _points_possible(roster, line):
-                notes.append(f"'{one_line(value)}': in the roster, handed in nothing; written as missing")
-            matched.append((line, None))
-            continue
-        used.add(student)
-        matched.append((line, by_student[student]))
+        elif similar:
+            names = " and ".join(f"'{one_line(s)}'{_odd_letters(s)}" for s in similar)
+            notes.append(
+                f"'{one_line(value)}': only looks like the folder {names}; left unmatched, written as "
+                "missing (rename the folder if it is the same student)"
+            )
+        elif value and not _points_possible(roster, line):
+            notes.append(f"'{one_line(value)}': in the roster, handed in nothing; written as missing")
     for student in by_student:
         if student not in used:
             notes.append(f"'{one_line(student)}': graded, but not in the roster; left out of the CSV")

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..core.errors import StudentTimeout
+from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
@@ -141,6 +142,7 @@ def _outcome(said: dict, *, value=None, mutated: tuple[str, ...] = ()) -> CallOu
     """A :class:`grader.worker.Program` outcome (trusted: it ran here) as a CallOutcome."""
     if said["ok"]:
         return CallOutcome(value=value, mutated=mutated)
+    said = student_strings({k: v for k, v in said.items() if k != "value"})  # texts enter here
     return CallOutcome(
         failure=said["kind"], message=said["message"], raised=tuple(said.get("raised", ())), mutated=mutated
     )
@@ -166,11 +168,11 @@ class InProcess:
             helper = helpers.__getitem__ if helpers else None
             self.program = Program(intake.source, intake.shown, exercises, helper, passthrough=(Alarm,))
             with time_limit(call_timeout):
-                self.signatures = self.program.signatures()
+                self.signatures = student_strings(self.program.signatures())
         except Alarm:
             self.problem = f"Your file did not finish loading within {call_timeout:g} s."
         except LoadProblem as err:
-            self.problem = str(err)
+            self.problem = student_text(str(err))
 
     def call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         try:

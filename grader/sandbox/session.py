@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import worker
 from ..core.errors import Failure, StudentError, StudentTimeout
+from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
@@ -185,7 +186,7 @@ class Sandboxed(Deadlined):
             return
         for reply in replies:
             if reply.get("problem"):
-                self._problem = f"The grader could not start your code: {reply['problem']}."
+                self._problem = f"The grader could not start your code: {student_text(reply['problem'])}."
                 self._end_worker()
                 return
         try:
@@ -252,12 +253,12 @@ class Sandboxed(Deadlined):
             raise self._timeout(name) from None
         except EOFError:
             message = None  # handled below: an error raised here would carry this one as context
-
         except WireError as err:
             self._end_worker()
             raise StudentError(
-                f"{_subject(name)} sent back something the grader does not accept: {err}."
+                f"{_subject(name)} sent back something the grader does not accept: {student_text(str(err))}."
             ) from None
+        message = student_strings(message)  # its texts enter here, made safe for every later use
         if message is not None and not isinstance(message.get("type"), str):
             self._end_worker()  # every comparison below trusts the type to be a string
             raise StudentError(f"{_subject(name)} sent back a message of no known type.")
