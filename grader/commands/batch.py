@@ -19,7 +19,6 @@ and removes when it ends, finished or interrupted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import queue
