@@ -13,6 +13,11 @@ submission), then to the CSV, and to one JSON and one text report per
 student in ``gradebook_reports/`` (the text is the one ``grade`` prints for the same file). Running the same command again grades only
 what is new, has changed, or got no grade last time.
 
+A grade that a wall-clock guard touched (the machine was too busy for some check, see
+:mod:`grader.sandbox.clock`) is no grade: such submissions are graded again at the end of
+the run, one at a time (:data:`AGAIN_JOBS`), and stay ``unfinished`` in the gradebook, with
+no number in any export, if they still do not finish.
+
 The grading processes keep their temporary files in one folder the batch makes
 and removes when it ends, finished or interrupted.
 """
@@ -44,7 +49,7 @@ from ..core.inert import one_line
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
-from ..core.results import ExerciseResult, Report, Standing
+from ..core.results import UNFINISHED_EXIT, ExerciseResult, Report, Standing
 from ..core.settings import Settings
 from ..engine.run import suite_points
 from ..formats.gradebook import Gradebook, Row
@@ -53,11 +58,15 @@ from ..formats.json_report import from_dict, to_dict
 from ..formats.junit import class_junit
 from ..formats.lms import Export
 from ..formats.text import to_text
+from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import choose_level, processes_missing
 
-#: Seconds a grade process may take beyond the submission's own time limit
-#: (start-up, loading the checks) before the batch gives up on it.
+#: Seconds a grade process may take beyond the wall-clock guard of a submission (start-up,
+#: loading the checks) before the batch gives up on it; the submission is then unfinished.
 GRACE = 60.0
+#: Grading processes that grade the unfinished submissions again at the end of a run: one, so
+#: that the batch itself loads the machine as little as it can.
+AGAIN_JOBS = 1
 #: Seconds a grading process is given to end cleanly (and remove its sandbox) before it is killed.
 GOODBYE = 5.0
 #: Student ids that need no comment: letters, digits and . _ - @ +
@@ -189,7 +198,7 @@ class _Grader:
             answer = json.loads(self._line(time.monotonic() + limit))
         except TimeoutError:
             self.close(interrupt=True)
-            return entry, None, f"grading took longer than {limit:g} s and was stopped"
+            return entry, None, f"{UNFINISHED}: grading took longer than {limit:g} s and was stopped"
         except (OSError, EOFError, ValueError):
             self.close()
             return entry, None, "the grader stopped while grading this submission"
@@ -225,6 +234,10 @@ class _Grader:
             _end([self.proc], interrupt=interrupt)
             self.proc.stdout.close()
             self.proc = None
+
+
+#: How the reason for no report begins when a wall-clock guard stopped the grading.
+UNFINISHED = "unfinished, the machine was too busy"
 
 
 def _end(procs: list[subprocess.Popen], *, interrupt: bool) -> None:
@@ -351,20 +364,21 @@ def main(
     cores = _cores()
     for job in range(jobs):
         graders.put(_Grader(options, cores[job % len(cores)] if len(cores) > 1 else None, environment))
+    limit = WALL_FACTOR * limits.total_timeout + GRACE
 
     def grade(entry: Entry):
         if stop.is_set():
             return entry, None, "interrupted"
         grader = graders.get()
         try:
-            return grader.grade(entry, limits.total_timeout + GRACE, running)
+            return grader.grade(entry, limit, running)
         finally:
             graders.put(grader)
 
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        pending = set()
-        for entry in todo:
+    def grade_all(entries: list[Entry], pool: ThreadPoolExecutor) -> list[Entry]:
+        """Grade and store ``entries``; the ones left unfinished."""
+        unfinished, pending = [], set()
+        for entry in entries:
             if entry.problem:
                 _store(book, reports, entry, suite, None, entry.problem, points)
                 progress.step(entry.student, entry.problem)
@@ -375,10 +389,31 @@ def main(
             for future in done:
                 entry, report, error = future.result()
                 _store(book, reports, entry, suite, report, error, points)
-                if error:
+                if _unfinished(report, error):
+                    unfinished.append(entry)
+                elif error:
                     failures.append(f"{_quoted(entry.student)}: {one_line(error)}")
-                note = error or f"{report.score:g}/{report.max_score:g}"
+                note = error or f"{report.score:g}/{report.max_score:g}" + (" unfinished" * report.unfinished)
                 progress.step(entry.student, note)
+        return unfinished
+
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    left: list[Entry] = []
+    try:
+        again = grade_all(todo, pool)
+        if again:  # the machine was too busy for them: once more, one at a time
+            print(f"\ngrading {len(again)} unfinished submission(s) again, one at a time", file=sys.stderr)
+            pool.shutdown(wait=True)
+            _close_all(graders)
+            for _ in range(AGAIN_JOBS):
+                graders.put(_Grader(options, None, environment))
+            pool = ThreadPoolExecutor(max_workers=AGAIN_JOBS)
+            progress = Progress(len(again))
+            left = grade_all(again, pool)
+            for entry in left:
+                failures.append(
+                    f"{_quoted(entry.student)}: unfinished, the machine was too busy (run again later)"
+                )
     except KeyboardInterrupt:
         interrupted = True
         stop.set()
@@ -402,7 +437,14 @@ def main(
         print(f"JUnit XML of the class: {junit}", file=sys.stderr)
     book.close()
     _summary(len(written.rows), out, reports, entries, remarks + list(written.notes), failures, interrupted)
-    return 130 if interrupted else 0
+    if interrupted:
+        return 130
+    return UNFINISHED_EXIT if left else 0
+
+
+def _unfinished(report: Report | None, error: str) -> bool:
+    """Whether a wall-clock guard touched this grading (its report's checks, or the batch's own)."""
+    return report.unfinished if report is not None else error.startswith(UNFINISHED)
 
 
 def _store(
@@ -412,7 +454,7 @@ def _store(
     if report is not None:
         row = Row(
             entry.student,
-            Standing.GRADED,
+            Standing.UNFINISHED if report.unfinished else Standing.GRADED,
             entry.file_hash,
             suite,
             report.score,
@@ -423,6 +465,8 @@ def _store(
         )
     else:
         standing = Standing(entry.refusal.value) if entry.refusal is not None else Standing.FAILED
+        if _unfinished(None, error):
+            standing = Standing.UNFINISHED
         zero = tuple(ExerciseResult(n, 0, points[n]) for n in points)
         row = Row(entry.student, standing, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
     book.record(row)

@@ -15,6 +15,11 @@ from .settings import Isolation
 EXAMPLE_LEAD = "\nSmallest input found:\n"
 
 
+#: The exit code of a command whose grade is not final because the machine was too busy
+#: (``EX_TEMPFAIL`` of sysexits.h: a temporary failure; the same command may succeed later).
+UNFINISHED_EXIT = 75
+
+
 class Status(StrEnum):
     """How one check ended."""
 
