@@ -19,8 +19,12 @@ So one call is judged by :meth:`Stopwatch.verdict`, in this order:
 3. wall time above :data:`WALL_FACTOR` times the limit, neither of the above: the machine did
    not give the code its time (:data:`WALL`); the grade is not final (``unfinished``).
 
-Idle time is counted generously to the student: the time the process that relays its calls
-(the sandbox's keeper) ran or waited to run is taken off it too, even when the two overlapped.
+The processor time of a call is all the work done for it, which the machine's load does not
+change: the student's task's, that of the process relaying its frames (the sandbox's keeper),
+and that of the reference's functions the trusted side ran at its request. (Were the last two
+left out, a function could make every call unfinished by having them work for it.) Idle
+time is counted generously to the student: the time the keeper ran or waited to run is taken
+off it too, even when the two overlapped.
 """
 
 from __future__ import annotations
@@ -72,12 +76,15 @@ def start_time(pid: int) -> int | None:
 
 
 class Stopwatch:
-    """One call's clocks: the student's task's usage (and, optionally, a helper task's, whose
-    time is never the student's), and the wall time spent waiting for it.
+    """One call's clocks: the student's task's usage, a helper task's (the keeper that relays
+    its frames), the processor time the trusted side spent at its request (the reference's
+    functions it called), and the wall time spent waiting for it.
 
     ``measure`` returns the student's Usage now (None: it cannot be read); ``helper`` the
     relaying task's Usage (None: there is none, or it cannot be read); ``first`` the student's
-    Usage when the call began (default: read now)."""
+    Usage when the call began (default: read now). The call's processor time is the sum of all
+    the work done for it, which no load changes: the student's task's, the helper's, and
+    :attr:`extra` (added by whoever runs the reference for it)."""
 
     def __init__(self, limit: float, measure, helper=None, *, first: Usage | None = None):
         self.limit, self.measure, self.helper = limit, measure, helper
@@ -85,15 +92,42 @@ class Stopwatch:
         self.first = first if first is not None else measure()
         self.helper_first = helper() if helper else None
         self.waited = 0.0  # wall seconds spent waiting for the student's side
+        self.extra = 0.0  # processor seconds the trusted side spent at the call's request
         self.last: Usage | None = self.first
 
-    def cpu(self) -> float | None:
-        """Processor seconds the student's task used since the call began (None: unknown)."""
+    def _read(self) -> tuple[float, float | None] | None:
+        """(processor seconds used for the call, seconds its tasks ran or waited for a
+        processor: None where that cannot be known), or None where nothing can be read."""
         now = self.measure()
         if now is None or self.first is None:
             return None
         self.last = now
-        return max(now.cpu - self.first.cpu, 0.0)
+        cpu = now.cpu - self.first.cpu + self.extra
+        busy = None
+        if now.delay is not None and self.first.delay is not None:
+            busy = now.cpu - self.first.cpu + now.delay - self.first.delay
+        if self.helper is not None:
+            helper_now = self.helper() if self.helper_first is not None else None
+            if helper_now is None:
+                return cpu, None  # the helper cannot be read: no idle time is the student's
+            cpu += helper_now.cpu - self.helper_first.cpu
+            if busy is not None and helper_now.delay is not None and self.helper_first.delay is not None:
+                busy += helper_now.cpu - self.helper_first.cpu + helper_now.delay - self.helper_first.delay
+            else:
+                busy = None
+        return max(cpu, 0.0), busy
+
+    def others(self) -> float:
+        """Processor seconds done for the call by others than the student's task: the helper's
+        and :attr:`extra`."""
+        helper_now = self.helper() if self.helper is not None and self.helper_first is not None else None
+        done = helper_now.cpu - self.helper_first.cpu if helper_now is not None else 0.0
+        return self.extra + max(done, 0.0)
+
+    def cpu(self) -> float | None:
+        """Processor seconds used for the call since it began (None: unknown)."""
+        read = self._read()
+        return None if read is None else read[0]
 
     def verdict(self, *, waited: float | None = None) -> str:
         """:data:`CPU`, :data:`IDLE`, :data:`WALL` or '' (none of the limits is reached yet);
@@ -101,23 +135,13 @@ class Stopwatch:
         been waited for."""
         wall = time.monotonic() - self.begun
         waited = wall if waited is None else waited
-        now = self.measure()
-        if now is not None and self.first is not None:
-            self.last = now
-            cpu = now.cpu - self.first.cpu
+        read = self._read()
+        if read is not None:
+            cpu, busy = read
             if cpu > self.limit:
                 return CPU
-            if now.delay is not None and self.first.delay is not None:
-                busy = cpu + (now.delay - self.first.delay)
-                if self.helper is not None:
-                    helper_now = self.helper() if self.helper_first is not None else None
-                    if helper_now is None or helper_now.delay is None or self.helper_first.delay is None:
-                        busy = waited  # the helper cannot be read: no idle time is the student's
-                    else:
-                        busy += helper_now.cpu - self.helper_first.cpu
-                        busy += helper_now.delay - self.helper_first.delay
-                if waited - busy > self.limit:
-                    return IDLE
+            if busy is not None and waited - busy > self.limit:
+                return IDLE
         if wall > WALL_FACTOR * self.limit:
             return WALL
         return ""

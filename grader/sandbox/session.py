@@ -109,6 +109,7 @@ class Sandboxed(Deadlined):
         self.keeper_pid: int | None = None
         self.cpu_spent = 0.0  # processor seconds of the workers of this submission that are gone
         self.worker_seen = 0.0  # processor seconds of the current worker, as last read
+        self.relayed = 0.0  # processor seconds others (keeper, reference) spent for the calls
         self.unfinished = ""  # why the file's loading was stopped by a wall-clock guard
         self._signatures: dict = {}
         self._problem = ""
@@ -311,7 +312,7 @@ class Sandboxed(Deadlined):
     def _spent(self) -> float:
         """Processor seconds the student's code has used on this submission so far."""
         self._worker_usage()  # brings worker_seen up to date, while the worker lives
-        return self.cpu_spent + self.worker_seen
+        return self.cpu_spent + self.worker_seen + self.relayed
 
     def _wait(self, fd: int) -> None:
         self._watched(lambda left: bool(select.select([fd], [], [], left)[0]))
@@ -460,7 +461,10 @@ class Sandboxed(Deadlined):
             while True:
                 reply = self._receive(deadline, name=name)
                 if reply.get("type") == "callback":
-                    self._send(self._help(exercise, reply), deadline, name=name)
+                    began = time.thread_time()
+                    answer = self._help(exercise, reply)
+                    self.watch.extra += time.thread_time() - began  # the call's work, done here
+                    self._send(answer, deadline, name=name)
                     continue
                 if reply.get("type") != "outcome":
                     self._end_worker()
@@ -470,6 +474,7 @@ class Sandboxed(Deadlined):
             self.stuck[name] = type(stop)(stop.message + _NOT_AGAIN)
             raise
         finally:
+            self.relayed += self.watch.others()
             self.watch = None
 
     def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
