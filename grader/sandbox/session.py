@@ -188,7 +188,12 @@ class Sandboxed(Deadlined):
         os.set_blocking(requests_w, False)  # a worker that stops reading cannot hold the grader
         self.channel = Channel(replies_r, requests_w, wait=self._wait)
         self.alive = True
-        load = {"type": "load", "exercises": list(self.lesson.exercises), "substitute": bool(self.helpers)}
+        load = {
+            "type": "load",
+            "exercises": list(self.lesson.exercises),
+            "substitute": bool(self.helpers),
+            "cpu": START_TIMEOUT,  # the worker's own timer, for where its clock cannot be read here
+        }
         self.cpu_spent += self.worker_seen
         self.worker_seen = 0.0
         self.worker_pid = self.worker_start = self.keeper_pid = None
@@ -454,6 +459,7 @@ class Sandboxed(Deadlined):
                 "scalars": scalars,
                 "places": places,
                 "memory": image,
+                "cpu": limit,  # the worker's own timer, for where its clock cannot be read here
             }
             if replace is not None:
                 request["replace"] = tuple(replace)
@@ -469,6 +475,8 @@ class Sandboxed(Deadlined):
                 if reply.get("type") != "outcome":
                     self._end_worker()
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
+                if reply.get("ok") is False and reply.get("kind") == "cpu":  # its own timer stopped it
+                    raise self._timeout(name, CPU)
                 return self._checked(name, reply)
         except StudentTimeout as stop:
             self.stuck[name] = type(stop)(stop.message + _NOT_AGAIN)
