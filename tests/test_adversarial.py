@@ -158,6 +158,23 @@ def _vm_hwm(pid: int) -> int:
     return 0
 
 
+def _tree_cpu(pid: int, seen: dict) -> None:
+    """Note in ``seen`` ((pid, start) -> seconds) the processor time of ``pid`` and of every
+    process below it, each its own (not its children's), as far as /proc shows them now."""
+    todo, ticks = [pid], os.sysconf("SC_CLK_TCK")
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                todo.extend(int(n) for n in f.read().split())
+        except (OSError, ValueError):
+            continue
+        key = (pid, int(fields[19]))
+        seen[key] = max(seen.get(key, 0.0), (int(fields[11]) + int(fields[12])) / ticks)
+
+
 class Listener:
     """TCP and UDP on the host's loopback (IPv4, and IPv6 when available), recording all that arrives."""
 
@@ -226,7 +243,7 @@ class Graded:
     returncode: int
     stdout: str
     stderr: str
-    cpu: float  # seconds of processor time, the command and every process it waited for
+    cpu: float  # seconds of processor time: the command and every process below it (sampled)
     peak: int  # bytes, the grader process itself
     leftovers: list[str] = field(default_factory=list)
     survivors: list = field(default_factory=list)
@@ -330,7 +347,7 @@ class Bench:
         marker = self.marker(name)
         before = self.snapshot()
         start = time.monotonic()
-        peak, usage = 0, None
+        peak, usage, cpu = 0, None, {}
         with open(out, "wb") as stdout, open(err, "wb") as stderr:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "grader", "grade", str(folder), "--format", "json"],
@@ -342,6 +359,7 @@ class Bench:
             )
             while usage is None:
                 peak = max(peak, _vm_hwm(proc.pid))
+                _tree_cpu(proc.pid, cpu)
                 if time.monotonic() - start > HUNG:
                     proc.kill()  # the grader we started, by its id
                 pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
@@ -362,7 +380,9 @@ class Bench:
             returncode=proc.returncode,
             stdout=out.read_text(errors="replace"),
             stderr=err.read_text(errors="replace"),
-            cpu=usage.ru_utime + usage.ru_stime,
+            # what the command and the processes it waited for used, or, if more, the sum of what
+            # each process of its tree was seen to use (a sandbox killed whole is waited for by none)
+            cpu=max(usage.ru_utime + usage.ru_stime, sum(cpu.values())),
             peak=peak,
             leftovers=sorted(os.listdir(tmpdir)),
             survivors=survivors,

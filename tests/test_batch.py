@@ -155,8 +155,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 120
-    while _graded(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
+    while _graded(db) < 2 and proc.poll() is None:  # a count, however long the machine takes
         time.sleep(0.05)
     if how == "Ctrl-C":
         os.killpg(proc.pid, signal.SIGINT)
