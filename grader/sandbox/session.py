@@ -475,7 +475,8 @@ class Sandboxed(Deadlined):
                 if reply.get("type") != "outcome":
                     self._end_worker()
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
-                if reply.get("ok") is False and reply.get("kind") == "cpu":  # its own timer stopped it
+                if reply.get("ok") is False and isinstance(reply.get("kind"), str) and reply["kind"] == "cpu":
+                    # its own timer stopped it (the field came from the worker: a string first)
                     raise self._timeout(name, CPU)
                 return self._checked(name, reply)
         except StudentTimeout as stop:
