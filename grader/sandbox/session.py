@@ -10,8 +10,8 @@ function, the worker asks back and the reference runs here.
 
 Limits: a limit of processor time per call and one per submission, counted on the
 worker's own clock (the worker may start no process and no thread, so its processor time
-is all the student's code used) and enforced from outside, here: the worker is ended when
-it is over. A wall-clock guard far above them stops a call the machine did not let run;
+is all the student's code used), plus the keeper's and the reference's work done for the
+call, read from outside (/proc) and enforced here: the worker is ended when it is over. A wall-clock guard far above them stops a call the machine did not let run;
 that call is *unfinished*, not the student's failure (:mod:`.clock` says how the two are
 told apart). Everything the student started is ended when the submission is done.
 """
