@@ -329,6 +329,7 @@ class Keeper:
             try:
                 _become_child([down_r, up_w])
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                _limit_cpu(request.get("cpu"))
                 refuse_new_tasks()
                 sys.argv = [self.filename]
                 serve(Channel(down_r, up_w), self.raw, self.filename, self.arena, self.compiled)
@@ -338,7 +339,7 @@ class Keeper:
         os.close(up_w)
         watch(up_r, pid)  # before the worker is sent anything: it writes nothing before
         self.relay = Relay(fds[0], fds[1], down_w, up_r, pid, self.arena)
-        return {"type": "spawned"}
+        return {"type": "spawned", "pid": pid}  # the trusted side reads its clocks
 
     def status(self, request: dict) -> dict:
         """How the worker ended (its exit code, negative for a signal), waiting a little for it."""
@@ -371,6 +372,20 @@ class Keeper:
                 except (OSError, ChildProcessError):
                     pass
         _reap()
+
+
+def _limit_cpu(seconds) -> None:
+    """A hard cap on the processor time of this process (the worker), only a backstop: the
+    trusted side ends a worker long before, when it passes its limits, reading its clock from
+    outside. Soft and hard alike, so the student's code cannot raise it."""
+    if not isinstance(seconds, int) or seconds <= 0:
+        return
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+    except (ImportError, ValueError, OSError):
+        pass
 
 
 def _reap() -> None:

@@ -21,6 +21,7 @@ import json
 import mmap
 import os
 import select
+import signal
 import struct
 import tokenize
 import traceback
@@ -461,6 +462,38 @@ def place(memory, kwargs: dict, places: dict) -> dict:
 # ----------------------------------------------------------------------------- the worker
 
 
+class _CpuSpent(BaseException):
+    """Raised in the worker once the student's code used the processor time it was given."""
+
+
+class _cpu_limit:
+    """Raise _CpuSpent in the block once this process used ``seconds`` of processor time
+    (``ITIMER_PROF``); no limit for None or where the timer does not exist.
+
+    Where the trusted side cannot read this process's clock (a system with no /proc) this is
+    what stops a loop at its limit of processor time. The student's code could turn it off:
+    then only the trusted side's wall-clock guard stops it, and the check is unfinished,
+    which gains the student nothing."""
+
+    def __init__(self, seconds):
+        usable = hasattr(signal, "setitimer") and hasattr(signal, "SIGPROF")
+        self.seconds = seconds if usable and isinstance(seconds, (int, float)) and seconds > 0 else None
+
+    def __enter__(self):
+        if self.seconds is not None:
+            self.previous = signal.signal(signal.SIGPROF, _spent)
+            signal.setitimer(signal.ITIMER_PROF, self.seconds)
+
+    def __exit__(self, *exc):
+        if self.seconds is not None:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, self.previous)
+
+
+def _spent(signum, frame):
+    raise _CpuSpent()
+
+
 def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> None:
     """Answer the trusted side's calls on ``channel`` until it closes it. Each call's arrays
     are in ``arena``, memory the keeper shares with this process (:mod:`grader.relay`)."""
@@ -478,13 +511,22 @@ def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> 
         stand_in.__name__ = name
         return stand_in
 
-    request = channel.receive()  # {"type": "load", "exercises": [...], "substitute": bool}
+    request = channel.receive()  # {"type": "load", "exercises": [...], "substitute": bool, "cpu": s}
+    limit = _cpu_limit(request.get("cpu"))
     try:
         helping = helper if request.get("substitute") else None
-        program = Program(raw, filename, request["exercises"], helping, compiled=compiled)
-        channel.send({"type": "ready", "signatures": program.signatures()})
+        with limit:
+            program = Program(
+                raw, filename, request["exercises"], helping, passthrough=(_CpuSpent,), compiled=compiled
+            )
+            signatures = program.signatures()
+        channel.send({"type": "ready", "signatures": signatures})
     except LoadProblem as err:
         channel.send({"type": "load_failed", "problem": str(err)})
+        return
+    except _CpuSpent:
+        problem = f"Your file used more than {limit.seconds:g} s of processor time while it was loading."
+        channel.send({"type": "load_failed", "problem": problem})
         return
     while True:
         try:
@@ -500,5 +542,9 @@ def _answer(program: Program, request: dict, arena) -> dict:
     if replace is not None and not (isinstance(replace, tuple) and all(isinstance(n, str) for n in replace)):
         replace = None
     kwargs = place(arena, request["scalars"], request["places"])
-    outcome = program.call(request["exercise"], request["name"], kwargs, copy=False, replace=replace)
+    try:
+        with _cpu_limit(request.get("cpu")):
+            outcome = program.call(request["exercise"], request["name"], kwargs, copy=False, replace=replace)
+    except _CpuSpent:
+        outcome = {"ok": False, "kind": "cpu", "message": ""}  # the trusted side words it
     return {**outcome, "type": "outcome"}

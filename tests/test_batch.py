@@ -87,7 +87,7 @@ def test_batch_writes_gradebook_csv_and_reports(tmp_path):
     assert json.loads((reports / "bob.json").read_text())["score"] == int(rows["bob"]["score"])
     assert "split_heads" in (reports / "bob.txt").read_text()
     assert any(p.name.startswith("carl_smith-") for p in reports.iterdir())
-    assert "did not finish within 1 s" in (reports / "mallory.json").read_text()
+    assert "used more than 1 s of processor time" in (reports / "mallory.json").read_text()
     # odd things are listed, not fatal
     for fragment in [
         "/eve is a folder without attention.py in it",
@@ -155,8 +155,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 120
-    while _graded(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
+    while _graded(db) < 2 and proc.poll() is None:  # a count, however long the machine takes
         time.sleep(0.05)
     if how == "Ctrl-C":
         os.killpg(proc.pid, signal.SIGINT)

@@ -13,6 +13,11 @@ submission), then to the CSV, and to one JSON and one text report per
 student in ``gradebook_reports/`` (the text is the one ``grade`` prints for the same file). Running the same command again grades only
 what is new, has changed, or got no grade last time.
 
+A grade that a wall-clock guard touched (the machine was too busy for some check, see
+:mod:`grader.sandbox.clock`) is no grade: such submissions are graded again at the end of
+the run, one at a time (:data:`AGAIN_JOBS`), and stay ``unfinished`` in the gradebook, with
+no number in any export, if they still do not finish.
+
 The grading processes keep their temporary files in one folder the batch makes
 and removes when it ends, finished or interrupted.
 """
@@ -43,7 +48,7 @@ from ..core.inert import file_stem, one_line, student_name, student_strings, stu
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
-from ..core.results import ExerciseResult, Report, Standing
+from ..core.results import UNFINISHED_EXIT, ExerciseResult, Report, Standing
 from ..core.settings import Isolation, Settings
 from ..engine.run import suite_points
 from ..engine.upkeep import DECIDING_PACKAGES
@@ -53,11 +58,15 @@ from ..formats.json_report import from_dict, to_dict
 from ..formats.junit import class_junit
 from ..formats.lms import Export
 from ..formats.text import to_text
+from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import choose_level, processes_missing
 
-#: Seconds a grade process may take beyond the submission's own time limit
-#: (start-up, loading the checks) before the batch gives up on it.
+#: Seconds a grade process may take beyond the wall-clock guard of a submission (start-up,
+#: loading the checks) before the batch gives up on it; the submission is then unfinished.
 GRACE = 60.0
+#: Grading processes that grade the unfinished submissions again at the end of a run: one, so
+#: that the batch itself loads the machine as little as it can.
+AGAIN_JOBS = 1
 #: Seconds a grading process is given to end cleanly (and remove its sandbox) before it is killed.
 GOODBYE = 5.0
 #: Student ids that need no comment: letters, digits and . _ - @ +
@@ -197,7 +206,7 @@ class _Grader:
             answer = student_strings(json.loads(self._line(time.monotonic() + limit)))  # texts enter here
         except TimeoutError:
             self.close(interrupt=True)
-            return entry, None, f"grading took longer than {limit:g} s and was stopped"
+            return entry, None, f"{UNFINISHED}: grading took longer than {limit:g} s and was stopped"
         except (OSError, EOFError, ValueError):
             self.close()
             return entry, None, "the grader stopped while grading this submission"
@@ -233,6 +242,10 @@ class _Grader:
             _end([self.proc], interrupt=interrupt)
             self.proc.stdout.close()
             self.proc = None
+
+
+#: How the reason for no report begins when a wall-clock guard stopped the grading.
+UNFINISHED = "unfinished, the machine was too busy"
 
 
 def _end(procs: list[subprocess.Popen], *, interrupt: bool) -> None:
@@ -362,26 +375,24 @@ def main(
     cores = _cores()
     for job in range(jobs):
         graders.put(_Grader(options, cores[job % len(cores)] if len(cores) > 1 else None, environment))
+    limit = WALL_FACTOR * limits.total_timeout + GRACE
 
     def grade(entry: Entry):
         if stop.is_set():
             return entry, None, "interrupted"
         grader = graders.get()
         try:
-            return grader.grade(entry, limits.total_timeout + GRACE, running)
+            return grader.grade(entry, limit, running)
         except Exception as err:  # noqa: BLE001 - ours: this student's row says so, the batch goes on
             grader.close()
             return entry, None, _ours("grading this submission", err)
         finally:
             graders.put(grader)
 
-    signals = _Stopped()
-
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        pending = set()
-        signals.catch()  # SIGTERM from here on ends the batch as Ctrl-C does
-        for entry in todo:
+    def grade_all(entries: list[Entry], pool: ThreadPoolExecutor) -> list[Entry]:
+        """Grade and store ``entries``; the ones left unfinished."""
+        unfinished, pending = [], set()
+        for entry in entries:
             if entry.problem:
                 _record(book, reports, entry, suite, None, entry.problem, points, failures)
                 progress.step(entry.student, entry.problem)
@@ -391,9 +402,34 @@ def main(
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 entry, report, error = future.result()
-                error = _record(book, reports, entry, suite, report, error, points, failures)
-                note = error or f"{report.score:g}/{report.max_score:g}"
+                if _unfinished(report, error):  # listed at the end if it stays so
+                    error = _record(book, reports, entry, suite, report, error, points, [])
+                    unfinished.append(entry)
+                else:
+                    error = _record(book, reports, entry, suite, report, error, points, failures)
+                note = error or f"{report.score:g}/{report.max_score:g}" + (" unfinished" * report.unfinished)
                 progress.step(entry.student, note)
+        return unfinished
+
+    signals = _Stopped()
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    left: list[Entry] = []
+    try:
+        signals.catch()  # SIGTERM from here on ends the batch as Ctrl-C does
+        again = grade_all(todo, pool)
+        if again:  # the machine was too busy for them: once more, one at a time
+            print(f"\ngrading {len(again)} unfinished submission(s) again, one at a time", file=sys.stderr)
+            pool.shutdown(wait=True)
+            _close_all(graders)
+            for _ in range(AGAIN_JOBS):
+                graders.put(_Grader(options, None, environment))
+            pool = ThreadPoolExecutor(max_workers=AGAIN_JOBS)
+            progress = Progress(len(again))
+            left = grade_all(again, pool)
+            for entry in left:
+                failures.append(
+                    f"{_quoted(entry.student)}: unfinished, the machine was too busy (run again later)"
+                )
     except KeyboardInterrupt:
         interrupted = True
         stop.set()
@@ -418,7 +454,9 @@ def main(
         print(f"JUnit XML of the class: {junit}", file=sys.stderr)
     book.close()
     _summary(len(written.rows), out, reports, entries, remarks + list(written.notes), failures, interrupted)
-    return 128 + int(signals.number) if interrupted else 0
+    if interrupted:
+        return 128 + int(signals.number)
+    return UNFINISHED_EXIT if left else 0
 
 
 class _Stopped:
@@ -459,6 +497,11 @@ def _record(book, reports, entry, suite, report, error, points, failures: list[s
     return error
 
 
+def _unfinished(report: Report | None, error: str) -> bool:
+    """Whether a wall-clock guard touched this grading (its report's checks, or the batch's own)."""
+    return report.unfinished if report is not None else error.startswith(UNFINISHED)
+
+
 def _store(
     book, reports: Path, entry: Entry, suite: str, report: Report | None, error: str, points: dict
 ) -> None:
@@ -466,7 +509,7 @@ def _store(
     if report is not None:
         row = Row(
             entry.student,
-            Standing.GRADED,
+            Standing.UNFINISHED if report.unfinished else Standing.GRADED,
             entry.file_hash,
             suite,
             report.score,
@@ -477,6 +520,8 @@ def _store(
         )
     else:
         standing = Standing(entry.refusal.value) if entry.refusal is not None else Standing.FAILED
+        if _unfinished(None, error):
+            standing = Standing.UNFINISHED
         zero = tuple(ExerciseResult(n, 0, points[n]) for n in points)
         row = Row(entry.student, standing, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
     book.record(row)

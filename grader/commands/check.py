@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..core.intake import take_in
 from ..core.lesson import Lesson
+from ..core.results import UNFINISHED_EXIT
 from ..core.settings import Profile, Settings, use_colour
 from ..engine.run import run_checks
 from ..formats.html import to_html
@@ -36,7 +37,8 @@ def main(
 ) -> int:
     """Check ``path`` (default: the lesson's stubs, the student's file) and print the report
     (every failure in full with ``details``; also as an HTML page written to ``html``); 0 when every
-    check passes, 1 otherwise."""
+    check passes, :data:`UNFINISHED_EXIT` when the machine was too busy to finish one (the report
+    says so, and to run it again), 1 otherwise."""
     intake, file = take_in(lesson.stubs if path is None else path, lesson.filename)
     report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
     how = "fresh random inputs" if settings.profile is Profile.EXPLORE else "the same inputs as the grader"
@@ -54,6 +56,8 @@ def main(
     if html is not None:
         Path(html).write_text(to_html(report, heading=f"Checking {file}", details=details), encoding="utf-8")
         print(f"wrote {html}", file=sys.stderr)
+    if report.unfinished:
+        return UNFINISHED_EXIT
     if report.score == report.max_score:
         print("Every check passes. Well done!")
         return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..core.inert import one_line, student_name
 from ..core.intake import Intake, IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
+from ..core.results import UNFINISHED_EXIT
 from ..core.settings import Settings
 from ..engine.run import run_checks
 from ..formats.json_report import to_dict
@@ -54,4 +55,4 @@ def main(*, lesson: Lesson, settings: Settings, folder: Path | None = None, fmt:
         sys.stdout.write(json.dumps({label: to_dict(report) for label, report in rows}, indent=1) + "\n")
     else:
         sys.stdout.write(to_table(rows, lesson.exercises))
-    return 0
+    return UNFINISHED_EXIT if any(report.unfinished for _, report in rows) else 0

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..core.intake import take_in
 from ..core.lesson import Lesson
+from ..core.results import UNFINISHED_EXIT
 from ..core.settings import Settings
 from ..engine.run import run_checks
 from ..formats.github import annotations, step_output, step_summary, to_github
@@ -19,7 +20,7 @@ from ..formats.html import to_html
 from ..formats.json_report import to_dict
 from ..formats.junit import to_junit
 from ..formats.terminal import Style
-from ..formats.text import WIDTH, to_text
+from ..formats.text import WIDTH, not_final, to_text
 from .check import terminal_layout
 
 FORMATS = ("text", "json", "gradescope", "github", "junit", "html")
@@ -64,7 +65,8 @@ def main(
     colour: str | None = None,
 ) -> int:
     """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written
-    (1 when the score is below ``fail_under``).
+    (1 when the score is below ``fail_under``; :data:`UNFINISHED_EXIT` when the machine was too
+    busy to finish a check: the score is then no grade, whatever ``fail_under`` says).
 
     With ``github_output``, also append the GitHub Classroom result to the file
     named by $GITHUB_OUTPUT, as the step output ``result`` (base64 JSON). With
@@ -110,6 +112,9 @@ def main(
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
             f.write(step_output(to_github(report)))
     print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
+    if report.unfinished:
+        print(f"not final: {not_final(report)}", file=sys.stderr)
+        return UNFINISHED_EXIT
     if fail_under is not None and report.score < fail_under:
         print(f"the score is below {fail_under:g} (--fail-under): failing", file=sys.stderr)
         return 1

@@ -109,6 +109,8 @@ def run(*, lesson: Lesson, root: Path) -> int:
         intake, file = take_in(root / "submission", lesson.filename, nested=True)
         settings = resolve("gradescope-run", isolation=isolation())
         report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
+        if report.unfinished:  # the machine was too busy: once more before saying so
+            report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
         data = to_gradescope(report, execution_time=time.monotonic() - start)
     except IntakeError as err:  # nothing to grade was found
         data = failure(err.message, execution_time=time.monotonic() - start)

@@ -39,6 +39,12 @@ class StudentTimeout(BaseException):
         self.message = message
 
 
+class Unfinished(StudentTimeout):
+    """A call was stopped by a wall-clock guard while its processor time was still within the
+    limit: the machine did not give the student's code its time. Not the student's doing; a
+    grade that holds one is not final (see :mod:`grader.sandbox.clock`)."""
+
+
 class PropertyFailure(AssertionError):
     """A property of the student's function does not hold."""
 

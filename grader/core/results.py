@@ -15,6 +15,11 @@ from .settings import Isolation
 EXAMPLE_LEAD = "\nSmallest input found:\n"
 
 
+#: The exit code of a command whose grade is not final because the machine was too busy
+#: (``EX_TEMPFAIL`` of sysexits.h: a temporary failure; the same command may succeed later).
+UNFINISHED_EXIT = 75
+
+
 class Status(StrEnum):
     """How one check ended."""
 
@@ -22,6 +27,7 @@ class Status(StrEnum):
     FAILED = "failed"  # the code ran but broke the property
     ERROR = "error"  # the code could not run: missing, raised, wrong signature
     TIMEOUT = "timeout"  # the code ran past its time limit
+    UNFINISHED = "unfinished"  # the machine was too busy to let the code finish: no verdict
 
 
 class Visibility(StrEnum):
@@ -37,7 +43,8 @@ class Standing(StrEnum):
     GRADED = "graded"  # the one final standing: the same source and suite need no second look
     MISSING = "missing"  # nothing to grade was found
     UNREADABLE = "unreadable"  # a file was found that cannot be graded
-    FAILED = "failed"  # grading did not finish (the grader failed, or took too long)
+    FAILED = "failed"  # grading did not finish (the grader failed)
+    UNFINISHED = "unfinished"  # a wall-clock guard stopped some of it: the machine was too busy
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,11 @@ class Report:
     @property
     def score(self) -> float:
         return _total(t.score for t in self.tests)
+
+    @property
+    def unfinished(self) -> bool:
+        """Whether a wall-clock guard stopped a check: the score is then no grade."""
+        return any(t.status is Status.UNFINISHED for t in self.tests)
 
     @property
     def max_score(self) -> float:

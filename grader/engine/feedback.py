@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import Failure, PropertyFailure, StudentError, StudentTimeout
+from ..core.errors import Failure, PropertyFailure, StudentError, StudentTimeout, Unfinished
 from ..core.results import EXAMPLE_LEAD, Status
 from .expect import show
 
@@ -62,6 +62,8 @@ def _flaky_cause(err: BaseException) -> BaseException | None:
 def outcome_of(err: BaseException) -> Outcome:
     """Classify an exception raised by a check."""
     example = counterexample_of(err)
+    if isinstance(err, Unfinished):
+        return Outcome(Status.UNFINISHED, err.message, example)
     if isinstance(err, StudentTimeout):
         return Outcome(Status.TIMEOUT, err.message, example)
     if isinstance(err, StudentError):

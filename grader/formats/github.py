@@ -8,13 +8,19 @@ import json
 from ..core.inert import one_line, visible
 from ..core.results import Report, Status, Visibility
 
-_STATUS = {Status.PASSED: "pass", Status.FAILED: "fail", Status.ERROR: "error", Status.TIMEOUT: "error"}
+_STATUS = {
+    Status.PASSED: "pass",
+    Status.FAILED: "fail",
+    Status.ERROR: "error",
+    Status.TIMEOUT: "error",
+    Status.UNFINISHED: "error",
+}
 
 
 def to_github(report: Report) -> dict:
     """``{"version": 3, "status", "max_score", "tests": [...]}``; test scores add up to the grade."""
     statuses = {t.status for t in report.tests}
-    if report.problem:
+    if report.problem or report.unfinished:  # an unfinished score is no grade
         overall = "error"
     elif statuses <= {Status.PASSED}:
         overall = "pass"

@@ -24,7 +24,7 @@ from .lms import Export, Table, table
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS grades (
     student     TEXT PRIMARY KEY,
-    status      TEXT NOT NULL,   -- graded | missing | unreadable | failed
+    status      TEXT NOT NULL,   -- graded | missing | unreadable | failed | unfinished
     file_hash   TEXT NOT NULL,
     suite_hash  TEXT NOT NULL,
     score       REAL NOT NULL,
@@ -71,8 +71,8 @@ class Gradebook:
     def is_current(self, student: str, file_hash: str, suite_hash: str) -> bool:
         """True when this exact source was already graded by this exact suite.
 
-        Only a real grade counts: a student whose row says missing, unreadable or
-        failed is looked at again on the next run.
+        Only a real grade counts: a student whose row says missing, unreadable,
+        failed or unfinished is looked at again on the next run.
         """
         row = self.db.execute(
             "SELECT status, file_hash, suite_hash FROM grades WHERE student = ?", (student,)

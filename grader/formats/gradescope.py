@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..core.results import Report, Status, Visibility
-from .text import exercise_lines
+from .text import exercise_lines, not_final
 
 #: Hidden checks show on Gradescope only once the instructor publishes grades.
 HIDDEN = "after_published"
@@ -50,7 +50,7 @@ def to_gradescope(report: Report, *, execution_time: float) -> dict:
         lines.insert(0, report.problem)
     if report.isolation:
         lines.append(f"(isolation: {report.isolation.value})")
-    return {
+    result = {
         "score": report.score,
         "execution_time": round(execution_time, 2),
         "output": "\n".join(lines),
@@ -59,6 +59,13 @@ def to_gradescope(report: Report, *, execution_time: float) -> dict:
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+    if report.unfinished:  # no number for a score that is no grade: Gradescope shows the run failed
+        lines.insert(0, not_final(report))
+        result["output"] = "\n".join(lines)
+        del result["score"]
+        for test in tests:
+            del test["score"]
+    return result
 
 
 def _shown_diagnoses(report: Report, exercise) -> tuple:

@@ -23,7 +23,7 @@ import numpy as np
 from ..core.inert import one_line, visible
 from ..core.pictures import Heatmap
 from ..core.results import Report, Status, TestResult, Visibility
-from .text import parts
+from .text import not_final, parts
 
 #: Entries of one input table at most; a larger input is given by its shape (the JSON holds it).
 LARGEST_TABLE = 400
@@ -93,6 +93,7 @@ def to_html(report: Report, *, heading: str = "", details: bool = False) -> str:
         body += parts_
     body.append(
         f'<p class="total">Total: {_points(report.score)}/{_points(report.max_score)}</p>'
+        + (f'<p class="lost">{html.escape(not_final(report))}</p>' if report.unfinished else "")
         + (f"<p>Isolation: {html.escape(report.isolation.describe())}</p>" if report.isolation else "")
     )
     return (

@@ -46,7 +46,7 @@ def _exercise_suites(report: Report, *, prefix: str) -> list[ET.Element]:
             name=_text(f"{prefix}.{e.name}"),
             tests=str(len(checks)),
             failures=str(sum(t.status in (Status.FAILED, Status.TIMEOUT) for t in checks)),
-            errors=str(sum(t.status is Status.ERROR for t in checks)),
+            errors=str(sum(t.status in (Status.ERROR, Status.UNFINISHED) for t in checks)),
             skipped="0",
         )
         pairs = [("exercise", e.name), ("score", _points(e.score)), ("max_score", _points(e.max_score))]
@@ -61,7 +61,7 @@ def _exercise_suites(report: Report, *, prefix: str) -> list[ET.Element]:
                 hidden = t.visibility is Visibility.HIDDEN
                 feedback = "failed (details are hidden)" if hidden else (t.feedback or t.status.value)
                 first = next((s.strip() for s in feedback.splitlines() if s.strip()), t.status.value)
-                tag = "error" if t.status is Status.ERROR else "failure"
+                tag = "error" if t.status in (Status.ERROR, Status.UNFINISHED) else "failure"
                 problem = ET.SubElement(case, tag, message=_text(first), type=t.status.value)
                 problem.text = _text(feedback)
             out = ET.SubElement(case, "system-out")

@@ -163,7 +163,7 @@ def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str
     header, body = _layout(export, exercises, assignment, matched)
     for _, row in matched:
         if row is not None and row.standing is not Standing.GRADED:
-            what = "blank" if export.blank else "0"
+            what = "blank" if export.blank or row.standing is Standing.UNFINISHED else "0"
             why = f": {one_line(row.message)}" if row.message else ""
             notes.append(
                 f"'{one_line(row.student)}': no grade ({row.standing.value}{why}); written as {what}"
@@ -309,7 +309,8 @@ def _layout(export: Export, exercises, assignment: str, matched) -> tuple[tuple,
             continue
         student = row.student if row is not None else ""
         graded = row is not None and row.standing is Standing.GRADED
-        empty = "" if export.blank else "0"
+        # an unfinished grade is not known to be anything, 0 included
+        empty = "" if export.blank or (row is not None and row.standing is Standing.UNFINISHED) else "0"
         score = _number(row.score) if graded else empty
         if export.layout is Layout.PLAIN:
             per = {e.name: e.score for e in row.exercises} if graded else {}

@@ -36,8 +36,28 @@ EXERCISE_LINES = 25
 #: ``.reshape``: :func:`grader.engine.expect.show`); a larger one is named with its shape there.
 LONGEST_INPUT = 8
 
-_MARK = {Status.PASSED: "ok", Status.FAILED: "FAILED", Status.ERROR: "ERROR", Status.TIMEOUT: "TIMEOUT"}
-_ROLE = {Status.FAILED: "bad", Status.ERROR: "bad", Status.TIMEOUT: "bad"}
+_MARK = {
+    Status.PASSED: "ok",
+    Status.FAILED: "FAILED",
+    Status.ERROR: "ERROR",
+    Status.TIMEOUT: "TIMEOUT",
+    Status.UNFINISHED: "UNFINISHED",
+}
+_ROLE = {Status.FAILED: "bad", Status.ERROR: "bad", Status.TIMEOUT: "bad", Status.UNFINISHED: "bad"}
+
+
+def not_final(report: Report) -> str:
+    """What a student reads when the score is no grade: a wall-clock guard stopped some checks
+    (empty when none was)."""
+    count = sum(t.status is Status.UNFINISHED for t in report.tests)
+    if not count:
+        return ""
+    checks = f"{count} check{'s' if count != 1 else ''}"
+    return (
+        f"This score is not final: the computer was too busy to finish {checks} (marked UNFINISHED). "
+        "That is not a mistake in your code. Run the same command again later, when the computer "
+        "is less busy."
+    )
 
 
 def _points(x) -> str:
@@ -226,6 +246,9 @@ def to_text(
         lines += exercise_lines(report, exercise.name, style=style, width=width, details=details, used=1)
         lines.append("")
     lines += [rule, f"{'Total':<20} {_points(report.score)}/{_points(report.max_score)}"]
+    if report.unfinished:
+        lines[-1] += "   (not final)"
+        lines += _fill(not_final(report), width, "")
     if report.isolation:
         lines.append(f"Isolation: {report.isolation.describe()}")
     if recheck:

@@ -1,8 +1,8 @@
 """The student's code in the checker's own process (isolation ``none``), or nowhere at all.
 
-Fast, for a student checking their own work: each call runs under a time limit
-(:func:`time_limit`: an alarm signal, or a watchdog thread where the system has no
-``SIGALRM``). :class:`Refused` stands for a submission that could not be
+Fast, for a student checking their own work: each call runs under a limit of processor
+time, with a wall-clock guard far above it (:func:`time_limit`: interval timers and their
+signals, or a watchdog thread where the system has no ``SIGALRM``). :class:`Refused` stands for a submission that could not be
 taken in: nothing runs, and every check says why.
 """
 
@@ -10,35 +10,60 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from contextlib import contextmanager
 
 import numpy as np
 
-from ..core.errors import StudentTimeout
+from ..core.errors import StudentTimeout, Unfinished
 from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
 from ..worker import LoadProblem, Program
+from .clock import CPU, IDLE, WALL, Stopwatch, Usage, read_usage, stopped_message
 
 
 class Alarm(BaseException):
-    """Raised inside student code by the timer; never escapes the module that set it."""
+    """Raised inside student code by the timer; never escapes the module that set it.
+    ``verdict`` says which limit (:data:`.clock.CPU`, :data:`.clock.IDLE`, :data:`.clock.WALL`)."""
+
+    def __init__(self, verdict: str = CPU):
+        super().__init__(verdict)
+        self.verdict = verdict
 
 
-def _ring(signum, frame):
-    raise Alarm()
+#: Seconds between two looks at a block's clocks (its idle time, its wall time).
+TICK = 0.25
+
+
+def thread_usage(native_id: int | None = None):
+    """A function giving the Usage of a thread (this one by default): Linux's own figures for
+    it, else the processor time of the whole process (no run delay: idle time unknown)."""
+    task = "/proc/thread-self" if native_id is None else f"/proc/self/task/{native_id}"
+    if read_usage(task) is not None:
+        return lambda: read_usage(task)
+    return lambda: Usage(time.process_time(), None)
+
+
+def timed_out(alarm: Alarm, subject: str, limit: float) -> StudentTimeout:
+    """The exception that tells the checks how a block stopped by ``alarm`` ended."""
+    return (Unfinished if alarm.verdict == WALL else StudentTimeout)(
+        stopped_message(subject, alarm.verdict, limit)
+    )
 
 
 @contextmanager
 def time_limit(seconds: float | None):
-    """Interrupt the block with Alarm after ``seconds``.
+    """Interrupt the block with Alarm once it used ``seconds`` of processor time, or waited
+    that long without running, or a wall-clock guard far above (:mod:`.clock`) is passed.
 
-    Where the system has ``SIGALRM`` (Linux, macOS) and the block runs in the main thread, an
-    interval timer raises it: a signal also cuts a ``time.sleep`` short. Elsewhere (Windows,
-    which has no ``SIGALRM``; a thread other than the main one) a watchdog does it
-    (:func:`_watchdog`). Either way the block sees one Alarm, once its time is up, and none
-    after the block has ended.
+    Where the system has ``SIGALRM`` (Linux, macOS) and the block runs in the main thread,
+    interval timers raise it: ``ITIMER_PROF`` counts this process's processor time, and
+    ``ITIMER_REAL`` looks at the clocks every :data:`TICK` (a signal also cuts a
+    ``time.sleep`` short). Elsewhere (Windows, which has no ``SIGALRM``; a thread other than
+    the main one) a watchdog does it (:func:`_watchdog`). Either way the block sees one Alarm,
+    once its time is up, and none after the block has ended.
     """
     if seconds is None:
         yield
@@ -47,25 +72,37 @@ def time_limit(seconds: float | None):
         with _watchdog(seconds):
             yield
         return
-    previous = signal.getsignal(signal.SIGALRM)
-    if previous is not _ring:
-        signal.signal(signal.SIGALRM, _ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    watch = Stopwatch(seconds, thread_usage())
+
+    def cpu_over(signum, frame):
+        raise Alarm(CPU)
+
+    def look(signum, frame):
+        verdict = watch.verdict()
+        if verdict:
+            raise Alarm(verdict)
+
+    previous = signal.signal(signal.SIGPROF, cpu_over), signal.signal(signal.SIGALRM, look)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, min(TICK, seconds), TICK)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        if previous is not _ring:
-            signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous[0])
+        signal.signal(signal.SIGALRM, previous[1])
 
 
-#: Whether this system has the interval timer and its signal (not on Windows).
-_ALARMS = hasattr(signal, "SIGALRM") and hasattr(signal, "setitimer")
+#: Whether this system has the interval timers and their signals (not on Windows).
+_ALARMS = all(hasattr(signal, n) for n in ("SIGALRM", "SIGPROF", "setitimer", "ITIMER_PROF"))
 
 
 @contextmanager
 def _watchdog(seconds: float):
-    """Raise Alarm in this thread after ``seconds``, from a thread that waits for them.
+    """Raise Alarm in this thread once a limit of :func:`time_limit` is reached, from a thread
+    that looks at its clocks (this thread's own on Linux; elsewhere the process's processor
+    time, and no idle time: a block that sleeps is stopped by the wall-clock guard alone).
 
     Why a thread that raises an exception in this one (CPython's ``PyThreadState_SetAsyncExc``,
     reached through ctypes) rather than the other ways to stop a call without ``SIGALRM``:
@@ -92,13 +129,20 @@ def _watchdog(seconds: float):
         return
     lock, over = threading.Lock(), threading.Event()
     state = {"done": False, "fired": False}
+    clocks = Stopwatch(seconds, thread_usage(threading.get_native_id()))
 
     def watch():
-        if over.wait(seconds):
-            return
+        while True:
+            cpu = clocks.cpu()
+            left = seconds - cpu if cpu is not None else seconds
+            if over.wait(min(max(left, 0.0005), TICK)):
+                return
+            verdict = clocks.verdict()
+            if verdict:
+                break
         with lock:
             if not state["done"]:
-                raise_in(target, Alarm)
+                raise_in(target, _ALARM_OF[verdict])
                 state["fired"] = True
 
     watcher = threading.Thread(target=watch, name="grader-time-limit", daemon=True)
@@ -111,6 +155,26 @@ def _watchdog(seconds: float):
         over.set()
         if state["fired"]:
             raise_in(target, None)  # an Alarm not delivered yet never escapes the block
+
+
+class _CpuAlarm(Alarm):
+    def __init__(self):
+        super().__init__(CPU)
+
+
+class _IdleAlarm(Alarm):
+    def __init__(self):
+        super().__init__(IDLE)
+
+
+class _WallAlarm(Alarm):
+    def __init__(self):
+        super().__init__(WALL)
+
+
+#: The Alarm the watchdog raises for each verdict: an exception set in another thread is given
+#: as a class, without arguments.
+_ALARM_OF = {CPU: _CpuAlarm, IDLE: _IdleAlarm, WALL: _WallAlarm}
 
 
 def _async_raiser():
@@ -162,24 +226,34 @@ class InProcess:
         limits: Limits,
     ):
         self.call_timeout = call_timeout = limits.call_timeout
-        self.problem = ""
-        self.signatures: dict = {}
+        self.problem = self.unfinished = ""
+        self._signatures: dict = {}
         try:
             helper = helpers.__getitem__ if helpers else None
             self.program = Program(intake.source, intake.shown, exercises, helper, passthrough=(Alarm,))
             with time_limit(call_timeout):
-                self.signatures = student_strings(self.program.signatures())
-        except Alarm:
-            self.problem = f"Your file did not finish loading within {call_timeout:g} s."
+                self._signatures = student_strings(self.program.signatures())
+        except Alarm as alarm:
+            stop = timed_out(alarm, "Your file", call_timeout)
+            if isinstance(stop, Unfinished):
+                self.unfinished = stop.message
+            else:
+                self.problem = stop.message[:-1] + " while it was loading."
         except LoadProblem as err:
             self.problem = student_text(str(err))
+
+    @property
+    def signatures(self) -> dict:
+        if self.unfinished:  # the machine, not the file: no check has a verdict
+            raise Unfinished(self.unfinished)
+        return self._signatures
 
     def call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         try:
             with time_limit(self.call_timeout):
                 said = self.program.call(exercise, name, arguments, replace=replace)
-        except Alarm:
-            raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
+        except Alarm as alarm:
+            raise timed_out(alarm, f"`{name}`", self.call_timeout) from None
         return _outcome(said, value=_copy(said["value"]) if said["ok"] else None)
 
     def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
@@ -189,8 +263,8 @@ class InProcess:
         try:
             with time_limit(self.call_timeout):
                 said = self.program.call(exercise, name, given, copy=False, replace=replace)
-        except Alarm:
-            raise StudentTimeout(f"`{name}` did not finish within {self.call_timeout:g} s.") from None
+        except Alarm as alarm:
+            raise timed_out(alarm, f"`{name}`", self.call_timeout) from None
         mutated = tuple(k for k, raw in before.items() if given[k].tobytes() != raw)
         return _outcome(said, value=_copy(said["value"]) if said["ok"] else None, mutated=mutated)
 

@@ -8,14 +8,18 @@ each one does to its arguments (:mod:`grader.relay`); answers come back in a
 format that cannot execute code (:mod:`grader.worker`). When the student's code calls another graded
 function, the worker asks back and the reference runs here.
 
-Limits: a time limit per call, enforced from outside (the warden SIGKILLs every
-process of the student's); a total time limit per submission; everything the
-student started ended when the submission is done.
+Limits: a limit of processor time per call and one per submission, counted on the
+worker's own clock (the worker may start no process and no thread, so its processor time
+is all the student's code used), plus the keeper's and the reference's work done for the
+call, read from outside (/proc) and enforced here: the worker is ended when it is over. A wall-clock guard far above them stops a call the machine did not let run;
+that call is *unfinished*, not the student's failure (:mod:`.clock` says how the two are
+told apart). Everything the student started is ended when the submission is done.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import time
 from contextlib import contextmanager
@@ -23,12 +27,13 @@ from contextlib import contextmanager
 import numpy as np
 
 from .. import worker
-from ..core.errors import Failure, StudentError, StudentTimeout
+from ..core.errors import Failure, StudentError, StudentTimeout, Unfinished
 from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
 from ..worker import Channel, WireError
+from .clock import CPU, WALL, WALL_FACTOR, Stopwatch, Usage, read_usage, start_time, stopped_message
 from .inprocess import Alarm, time_limit
 from .wardens import (
     START_TIMEOUT,
@@ -66,6 +71,15 @@ def _subject(name: str) -> str:
     return "Your file" if name == LOADING else f"`{name}`"
 
 
+class Stopped(Deadline):
+    """A call was stopped while the worker had not answered: ``verdict`` says by which limit
+    (:data:`.clock.CPU`, :data:`.clock.IDLE` or :data:`.clock.WALL`)."""
+
+    def __init__(self, verdict: str):
+        super().__init__(verdict)
+        self.verdict = verdict
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -90,6 +104,14 @@ class Sandboxed(Deadlined):
         self.limits = limits = limits or Limits()
         self.helpers = helpers or {}
         self.started = time.monotonic()
+        self.watch: Stopwatch | None = None  # the clocks of the call (or load) being waited for
+        self.worker_pid: int | None = None  # the worker, as this side's /proc numbers it
+        self.worker_start: int | None = None  # its start time, to never read another process
+        self.keeper_pid: int | None = None
+        self.cpu_spent = 0.0  # processor seconds of the workers of this submission that are gone
+        self.worker_seen = 0.0  # processor seconds of the current worker, as last read
+        self.relayed = 0.0  # processor seconds others (keeper, reference) spent for the calls
+        self.unfinished = ""  # why the file's loading was stopped by a wall-clock guard
         self._signatures: dict = {}
         self._problem = ""
         self._loading = False  # a worker spawned, its answer to "load" not read yet
@@ -112,6 +134,8 @@ class Sandboxed(Deadlined):
     @property
     def signatures(self) -> dict:
         self._loaded()
+        if self.unfinished:  # the machine, not the file: no check has a verdict
+            raise Unfinished(self.unfinished)
         return self._signatures
 
     # -- the warden
@@ -131,7 +155,7 @@ class Sandboxed(Deadlined):
         Always from this line, so that Hypothesis, replaying an example, sees the same failure."""
         stuck = self.stuck[name]
         if isinstance(stuck, StudentTimeout):
-            raise StudentTimeout(stuck.message)
+            raise type(stuck)(stuck.message)
         raise StudentError(stuck.message, kind=stuck.kind)
 
     def _ensure_begun(self) -> None:
@@ -154,7 +178,8 @@ class Sandboxed(Deadlined):
             requests_r, requests_w = os.pipe()
             replies_r, replies_w = os.pipe()
             try:
-                self.warden.post({"type": "spawn"}, fds=(requests_r, replies_w), keeper=True)
+                backstop = int(WALL_FACTOR * (self.limits.total_timeout + START_TIMEOUT))
+                self.warden.post({"type": "spawn", "cpu": backstop}, fds=(requests_r, replies_w), keeper=True)
             finally:
                 os.close(requests_r)
                 os.close(replies_w)
@@ -164,14 +189,23 @@ class Sandboxed(Deadlined):
         os.set_blocking(requests_w, False)  # a worker that stops reading cannot hold the grader
         self.channel = Channel(replies_r, requests_w, wait=self._wait)
         self.alive = True
-        load = {"type": "load", "exercises": list(self.lesson.exercises), "substitute": bool(self.helpers)}
-        self.load_deadline = time.monotonic() + START_TIMEOUT
+        load = {
+            "type": "load",
+            "exercises": list(self.lesson.exercises),
+            "substitute": bool(self.helpers),
+            "cpu": START_TIMEOUT,  # the worker's own timer, for where its clock cannot be read here
+        }
+        self.cpu_spent += self.worker_seen
+        self.worker_seen = 0.0
+        self.worker_pid = self.worker_start = self.keeper_pid = None
+        self.watch = None
+        self.load_deadline = time.monotonic() + WALL_FACTOR * START_TIMEOUT  # a guard: see _loaded
         self._loading = True
         try:
             self._send(load, self.load_deadline, name=LOADING)
         except StudentTimeout:
             self._loading = False
-            self._problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
+            self.unfinished = stopped_message("Your file", WALL, START_TIMEOUT)
 
     def _loaded(self) -> None:
         """Read the warden's and the worker's answers to the spawn, once."""
@@ -189,14 +223,23 @@ class Sandboxed(Deadlined):
                 self._problem = f"The grader could not start your code: {student_text(reply['problem'])}."
                 self._end_worker()
                 return
+            if reply.get("type") == "spawned" and isinstance(reply.get("pid"), int):
+                self._find_worker(reply["pid"])
+        # the worker's processor time from its start (it was forked for this load) is the load's
+        self.watch = Stopwatch(START_TIMEOUT, self._worker_usage, self._keeper_usage, first=Usage(0.0, 0.0))
         try:
             reply = self._receive(self.load_deadline, name=LOADING)
         except StudentError as err:
             self._problem = err.message
             return
-        except StudentTimeout:
-            self._problem = f"Your file did not finish loading within {START_TIMEOUT:g} s."
+        except Unfinished as stop:
+            self.unfinished = stop.message
             return
+        except StudentTimeout as stop:
+            self._problem = stop.message
+            return
+        finally:
+            self.watch = None
         signatures = _plain_signatures(reply.get("signatures"))
         if reply.get("type") == "ready" and signatures is not None:
             self._signatures = signatures
@@ -230,18 +273,100 @@ class Sandboxed(Deadlined):
             release(self.warden)
             self.warden = None
 
+    # -- the worker's clocks
+
+    def _find_worker(self, inside: int) -> None:
+        """Find the worker the keeper numbers ``inside`` (in the sandbox's PID namespace, if it
+        has one) among the sandbox's processes, as this side numbers them (None if it cannot)."""
+        proc = self.warden.proc if self.warden is not None else None
+        if proc is None:
+            return
+        seen, todo = set(), [proc.pid]
+        while todo and len(seen) < 64:  # the sandbox: bwrap, the warden, a keeper, a worker
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                with open(f"/proc/{pid}/status") as f:
+                    status = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    todo.extend(int(n) for n in f.read().split())
+            except (OSError, ValueError):
+                continue
+            numbers = status.get("NSpid", status.get("Pid", "")).split()
+            if pid != proc.pid and numbers and numbers[-1] == str(inside):
+                self.worker_pid, self.worker_start = pid, start_time(pid)
+                parent = status.get("PPid", "").strip()
+                self.keeper_pid = int(parent) if parent.isdigit() else None
+                return
+
+    def _worker_usage(self) -> Usage | None:
+        """The worker's processor time and run delay so far (None: not known here)."""
+        pid = self.worker_pid
+        if pid is None:
+            return None
+        usage = read_usage(f"/proc/{pid}")
+        if usage is None or start_time(pid) != self.worker_start:
+            return None  # gone, or the number now names another process
+        self.worker_seen = max(self.worker_seen, usage.cpu)
+        return usage
+
+    def _keeper_usage(self) -> Usage | None:
+        return read_usage(f"/proc/{self.keeper_pid}") if self.keeper_pid is not None else None
+
+    def _spent(self) -> float:
+        """Processor seconds the student's code has used on this submission so far."""
+        self._worker_usage()  # brings worker_seen up to date, while the worker lives
+        return self.cpu_spent + self.worker_seen + self.relayed
+
+    def _wait(self, fd: int) -> None:
+        self._watched(lambda left: bool(select.select([fd], [], [], left)[0]))
+
+    def _wait_writable(self, fd: int) -> None:
+        self._watched(lambda left: bool(select.select([], [fd], [], left)[1]))
+
+    def _watched(self, ready) -> None:
+        """Wait until ``ready(seconds)`` says the worker's pipe is ready, looking at its clocks
+        every little while; raise Stopped once a limit is reached (and the pipe still not ready:
+        a late look never stops a call that has answered)."""
+        watch = self.watch
+        if watch is None:  # no call is watched: a plain wall-clock deadline (the grader's own steps)
+            left = self.deadline - time.monotonic()
+            if left <= 0 or not ready(left):
+                raise Deadline()
+            return
+        while True:
+            cpu = watch.cpu()
+            left = watch.limit - cpu if cpu is not None else watch.limit
+            tick = min(max(left, 0.01), 0.25)
+            began = time.monotonic()
+            if ready(tick):
+                watch.waited += time.monotonic() - began
+                return
+            watch.waited += time.monotonic() - began
+            verdict = watch.verdict(waited=watch.waited)
+            if verdict and not ready(0):
+                raise Stopped(verdict)
+
     # -- the channel
 
-    def _timeout(self, name: str) -> StudentTimeout:
+    def _timeout(self, name: str, verdict: str) -> StudentTimeout:
+        """The call (or load) stopped by ``verdict``; the worker is ended."""
+        limit = self.watch.limit if self.watch is not None else START_TIMEOUT
+        self._worker_usage()  # its last reading, for the total
         self._end_worker()
-        return StudentTimeout(f"{_subject(name)} did not finish within {self.limits.call_timeout:g} s.")
+        message = stopped_message(_subject(name), verdict, limit)
+        if name == LOADING and verdict != WALL:
+            message = message[:-1] + " while it was loading."
+        return (Unfinished if verdict == WALL else StudentTimeout)(message)
 
     def _send(self, message: dict, deadline: float, *, name: str) -> None:
         self.deadline = deadline
         try:
             self.channel.send(message, wait_writable=self._wait_writable)
-        except Deadline:
-            raise self._timeout(name) from None
+        except Deadline as stop:
+            raise self._timeout(name, getattr(stop, "verdict", WALL)) from None
         except OSError:
             pass  # the worker is gone; receiving says how
 
@@ -249,8 +374,8 @@ class Sandboxed(Deadlined):
         self.deadline = deadline
         try:
             message = self.channel.receive()
-        except Deadline:
-            raise self._timeout(name) from None
+        except Deadline as stop:
+            raise self._timeout(name, getattr(stop, "verdict", WALL)) from None
         except EOFError:
             message = None  # handled below: an error raised here would carry this one as context
         except WireError as err:
@@ -273,8 +398,8 @@ class Sandboxed(Deadlined):
             if name in self.stuck:
                 self._raise_stuck(name)
             raise StudentError(why, kind=Failure.CRASHED)
-        if time.monotonic() > deadline:  # an answer that came too late counts as none
-            raise self._timeout(name)
+        if self.watch is not None and (self.watch.cpu() or 0.0) > self.watch.limit:
+            raise self._timeout(name, CPU)  # an answer that took too much processor time counts as none
         return message
 
     def _death(self, name: str) -> str:
@@ -302,20 +427,30 @@ class Sandboxed(Deadlined):
     def _may_call(self, name: str) -> None:
         if name in self.stuck:
             self._raise_stuck(name)
-        if time.monotonic() - self.started > self.limits.total_timeout:
-            raise StudentTimeout(
-                f"Grading of your file was stopped after {self.limits.total_timeout:g} s in total."
+        total = self.limits.total_timeout
+        if self._spent() > total:
+            raise StudentTimeout(f"Your file used more than {total:g} s of processor time in total.")
+        if time.monotonic() - self.started > WALL_FACTOR * total:
+            raise Unfinished(
+                f"Grading of your file was stopped: the machine was too busy to give it its {total:g} s "
+                "of processor time. This is not a mistake of yours: run it again later."
             )
         self._loaded()
+        if self.unfinished:
+            raise Unfinished(self.unfinished)
 
     def call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         self._may_call(name)
         if not self.alive:
             self._spawn()  # replace a worker that was ended or died
             self._loaded()
+            if self.unfinished:
+                raise Unfinished(self.unfinished)
             if self._problem:
                 raise StudentError(self._problem, kind=Failure.LOAD)
-        deadline = time.monotonic() + self.limits.call_timeout
+        limit = self.limits.call_timeout
+        deadline = time.monotonic() + WALL_FACTOR * limit  # for the grader's own steps; see _watched
+        self.watch = Stopwatch(limit, self._worker_usage, self._keeper_usage)
         try:
             places, scalars, image = worker.laid_out(arguments)  # the keeper puts it in shared memory
             request = {
@@ -325,6 +460,7 @@ class Sandboxed(Deadlined):
                 "scalars": scalars,
                 "places": places,
                 "memory": image,
+                "cpu": limit,  # the worker's own timer, for where its clock cannot be read here
             }
             if replace is not None:
                 request["replace"] = tuple(replace)
@@ -332,15 +468,24 @@ class Sandboxed(Deadlined):
             while True:
                 reply = self._receive(deadline, name=name)
                 if reply.get("type") == "callback":
-                    self._send(self._help(exercise, reply), deadline, name=name)
+                    began = time.thread_time()
+                    answer = self._help(exercise, reply)
+                    self.watch.extra += time.thread_time() - began  # the call's work, done here
+                    self._send(answer, deadline, name=name)
                     continue
                 if reply.get("type") != "outcome":
                     self._end_worker()
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
+                if reply.get("ok") is False and isinstance(reply.get("kind"), str) and reply["kind"] == "cpu":
+                    # its own timer stopped it (the field came from the worker: a string first)
+                    raise self._timeout(name, CPU)
                 return self._checked(name, reply)
         except StudentTimeout as stop:
-            self.stuck[name] = StudentTimeout(stop.message + _NOT_AGAIN)
+            self.stuck[name] = type(stop)(stop.message + _NOT_AGAIN)
             raise
+        finally:
+            self.relayed += self.watch.others()
+            self.watch = None
 
     def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         """A call whose effect on its arguments is known for sure: every call of a worker is
@@ -373,7 +518,10 @@ class Sandboxed(Deadlined):
         try:
             with time_limit(HELPER_SECONDS), memory_limit(HELPER_MEMORY):
                 value = self.helpers[helper](*args, **kwargs)
-        except Alarm:
+        except Alarm as alarm:
+            if alarm.verdict == WALL:  # this machine was too slow for the reference: no verdict
+                self._end_worker()  # it waits for an answer it will not get
+                raise Unfinished(stopped_message(f"`{exercise}`", WALL, self.limits.call_timeout)) from None
             return {
                 "type": "raise",
                 "exc": "RuntimeError",

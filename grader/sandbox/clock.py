@@ -1,0 +1,162 @@
+"""How long a student's code has run, counted so that the machine's load does not change it.
+
+A time limit counts the processor time of the process (or thread) that runs the student's
+code, which the same code uses on a quiet machine and on a busy one. A second figure,
+Linux's *run delay* (``/proc/PID/schedstat``: the time a task was ready to run but waited
+for a processor), tells the two ways a call can take long in wall-clock time apart:
+
+* **the student's code blocked** (``time.sleep``, a read that never ends): it neither ran nor
+  waited for a processor. Its *idle* time, the wall time waited for it less its processor
+  time and its run delay, is the student's own, as large on a quiet machine as on a busy one;
+* **the machine was busy**: the code was ready to run and waited for a processor (run delay),
+  or whatever serves it (the keeper, the trusted side) was slow.
+
+So one call is judged by :meth:`Stopwatch.verdict`, in this order:
+
+1. processor time above the limit: a time-out (:data:`CPU`), the student's;
+2. idle time above the limit: a time-out (:data:`IDLE`), the student's; only where the run
+   delay can be read (Linux), since elsewhere idle and starved cannot be told apart;
+3. wall time above :data:`WALL_FACTOR` times the limit, neither of the above: the machine did
+   not give the code its time (:data:`WALL`); the grade is not final (``unfinished``).
+
+The processor time of a call is all the work done for it, which the machine's load does not
+change: the student's task's, that of the process relaying its frames (the sandbox's keeper),
+and that of the reference's functions the trusted side ran at its request. (Were the last two
+left out, a function could make every call unfinished by having them work for it.) Idle
+time is counted generously to the student: the time the keeper ran or waited to run is taken
+off it too, even when the two overlapped.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+#: A wall-clock guard stands at this many times a limit of processor time: far above what a
+#: busy machine takes from a student's call (load 10 on 2 cores leaves a task a fifth of a core).
+WALL_FACTOR = 10.0
+#: The verdicts of :meth:`Stopwatch.verdict`.
+CPU, IDLE, WALL = "cpu", "idle", "wall"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A task's processor time and run delay so far, in seconds (delay None: not known here)."""
+
+    cpu: float
+    delay: float | None
+
+
+def read_usage(task: str) -> Usage | None:
+    """The usage of ``task`` (a /proc path: ``/proc/123``, ``/proc/thread-self``), or None
+    where /proc cannot say (not Linux, the task gone)."""
+    try:
+        with open(f"{task}/schedstat", "rb") as f:
+            ran, waited = f.read().split()[:2]
+        return Usage(int(ran) / 1e9, int(waited) / 1e9)
+    except (OSError, ValueError):
+        pass
+    try:  # no scheduler statistics in this kernel: processor time alone, in clock ticks
+        with open(f"{task}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return Usage((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), None)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot), to tell it from a later process
+    given the same number; None where /proc cannot say."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Stopwatch:
+    """One call's clocks: the student's task's usage, a helper task's (the keeper that relays
+    its frames), the processor time the trusted side spent at its request (the reference's
+    functions it called), and the wall time spent waiting for it.
+
+    ``measure`` returns the student's Usage now (None: it cannot be read); ``helper`` the
+    relaying task's Usage (None: there is none, or it cannot be read); ``first`` the student's
+    Usage when the call began (default: read now). The call's processor time is the sum of all
+    the work done for it, which no load changes: the student's task's, the helper's, and
+    :attr:`extra` (added by whoever runs the reference for it)."""
+
+    def __init__(self, limit: float, measure, helper=None, *, first: Usage | None = None):
+        self.limit, self.measure, self.helper = limit, measure, helper
+        self.begun = time.monotonic()
+        self.first = first if first is not None else measure()
+        self.helper_first = helper() if helper else None
+        self.waited = 0.0  # wall seconds spent waiting for the student's side
+        self.extra = 0.0  # processor seconds the trusted side spent at the call's request
+        self.last: Usage | None = self.first
+
+    def _read(self) -> tuple[float, float | None] | None:
+        """(processor seconds used for the call, seconds its tasks ran or waited for a
+        processor: None where that cannot be known), or None where nothing can be read."""
+        now = self.measure()
+        if now is None or self.first is None:
+            return None
+        self.last = now
+        cpu = now.cpu - self.first.cpu + self.extra
+        busy = None
+        if now.delay is not None and self.first.delay is not None:
+            busy = now.cpu - self.first.cpu + now.delay - self.first.delay
+        if self.helper is not None:
+            helper_now = self.helper() if self.helper_first is not None else None
+            if helper_now is None:
+                return cpu, None  # the helper cannot be read: no idle time is the student's
+            cpu += helper_now.cpu - self.helper_first.cpu
+            if busy is not None and helper_now.delay is not None and self.helper_first.delay is not None:
+                busy += helper_now.cpu - self.helper_first.cpu + helper_now.delay - self.helper_first.delay
+            else:
+                busy = None
+        return max(cpu, 0.0), busy
+
+    def others(self) -> float:
+        """Processor seconds done for the call by others than the student's task: the helper's
+        and :attr:`extra`."""
+        helper_now = self.helper() if self.helper is not None and self.helper_first is not None else None
+        done = helper_now.cpu - self.helper_first.cpu if helper_now is not None else 0.0
+        return self.extra + max(done, 0.0)
+
+    def cpu(self) -> float | None:
+        """Processor seconds used for the call since it began (None: unknown)."""
+        read = self._read()
+        return None if read is None else read[0]
+
+    def verdict(self, *, waited: float | None = None) -> str:
+        """:data:`CPU`, :data:`IDLE`, :data:`WALL` or '' (none of the limits is reached yet);
+        ``waited`` (default: the wall time since the call began) is how long the call has
+        been waited for."""
+        wall = time.monotonic() - self.begun
+        waited = wall if waited is None else waited
+        read = self._read()
+        if read is not None:
+            cpu, busy = read
+            if cpu > self.limit:
+                return CPU
+            if busy is not None and waited - busy > self.limit:
+                return IDLE
+        if wall > WALL_FACTOR * self.limit:
+            return WALL
+        return ""
+
+
+def stopped_message(subject: str, verdict: str, limit: float) -> str:
+    """What a student reads when a limit stopped their code (``subject``: "`name`" or "Your file")."""
+    if verdict == CPU:
+        return f"{subject} used more than {limit:g} s of processor time."
+    if verdict == IDLE:
+        return (
+            f"{subject} waited more than {limit:g} s without running "
+            "(a sleep, or waiting for something that never comes)."
+        )
+    return (
+        f"{subject} could not finish: the machine was too busy to give it its {limit:g} s of "
+        "processor time. This is not a mistake of yours: run it again later."
+    )

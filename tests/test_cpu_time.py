@@ -1,0 +1,316 @@
+"""Time limits that measure the student, not the machine (grader/sandbox/clock.py).
+
+The same file gets the same score quiet and under a load this test makes itself; a function
+that burns processor time is still stopped, and so is one that sleeps; a check that only a
+wall-clock guard stopped is ``unfinished``, and an unfinished grade is no grade anywhere.
+No assertion here compares times: the outcomes are statuses, messages and scores.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader.commands import batch, check, grade
+from grader.core.errors import StudentTimeout, Unfinished
+from grader.core.results import UNFINISHED_EXIT, Report, Standing, Status, TestResult, Visibility
+from grader.core.settings import resolve
+from grader.formats.github import to_github
+from grader.formats.gradebook import Gradebook
+from grader.formats.gradescope import to_gradescope
+from grader.formats.json_report import from_dict, to_dict
+from grader.formats.lms import Export, Layout, table
+from grader.formats.text import to_text
+from grader.sandbox import clock
+from grader.sandbox.clock import CPU, IDLE, WALL, Stopwatch, Usage
+from grader.sandbox.inprocess import Alarm, time_limit, timed_out
+from grader.sandbox.wardens import best_level
+
+from .support import ATTENTION, compose, python
+
+TYPICAL = ATTENTION.gallery / "typical-mistakes" / "attention.py"
+#: Busy-looping processes the load test starts: with the suite's own work, a load far above the
+#: two cores of the machine the suite runs on.
+LOADERS = 6
+#: A loader ends by itself after this long, should this test be killed before its ``finally``.
+LOADER_LIFE = 1200
+
+
+def _override(tmp_path: Path, name: str, body: str) -> Path:
+    """The reference with ``merge_heads`` replaced by ``body`` (its lines, indented here)."""
+    override = tmp_path / f"{name}.py"
+    override.write_text(
+        "import time\n\n\ndef merge_heads(x):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    )
+    return compose(override, tmp_path / name)
+
+
+def _graded(file: Path, *options: str) -> tuple[int, dict]:
+    done = python("grade", str(file), "--format", "json", *options, timeout=3000)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    return done.returncode, json.loads(done.stdout)
+
+
+def _statuses(report: dict) -> dict[str, str]:
+    return {t["name"]: t["status"] for t in report["tests"]}
+
+
+class _Load:
+    """``count`` processes that loop on the processor, at the same priority as this one."""
+
+    def __init__(self, count: int):
+        code = (
+            f"import time\nend = time.monotonic() + {LOADER_LIFE}\nwhile time.monotonic() < end:\n    pass\n"
+        )
+        self.procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(count)]
+
+    def running(self) -> int:
+        return sum(p.poll() is None for p in self.procs)
+
+    def close(self) -> None:
+        for proc in self.procs:  # ours, by their ids
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+            proc.wait()
+
+
+# -- the promise: the same file, the same score, at any load
+
+
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_the_same_file_scores_the_same_under_load(isolation):
+    """Quiet (the two graded side by side), then with busy processes beside them, the gallery's
+    typical mistakes and the reference get the same checks passed and failed, and nothing is unfinished. The limits
+    are made tight (1 s a call, 20 s a submission) so that limits counted on the wall clock
+    would fail checks here, as they did on a busy machine at a deadline (before processor time
+    was counted, this test saw the reference score 61 and the typical mistakes 34 instead of 65)."""
+    options = ("--isolation", isolation, "--call-timeout", "1", "--total-timeout", "20")
+    files = (TYPICAL, ATTENTION.solution)
+    with ThreadPoolExecutor(len(files)) as pool:
+        quiet = dict(zip(files, pool.map(lambda f: _graded(f, *options), files), strict=True))
+    load = _Load(LOADERS)
+    try:
+        with ThreadPoolExecutor(len(files)) as pool:
+            loaded = dict(zip(files, pool.map(lambda f: _graded(f, *options), files), strict=True))
+        assert load.running() == LOADERS  # the load lasted the whole time
+    finally:
+        load.close()
+    for file in files:
+        (code, report), (code_loaded, report_loaded) = quiet[file], loaded[file]
+        assert code == code_loaded == 0, (file.name, code, code_loaded)
+        assert "unfinished" not in _statuses(report_loaded).values(), _statuses(report_loaded)
+        assert report_loaded["score"] == report["score"], (file, report["score"], report_loaded["score"])
+        assert _statuses(report_loaded) == _statuses(report)
+    assert quiet[ATTENTION.solution][1]["score"] == quiet[ATTENTION.solution][1]["max_score"]
+    assert 0 < quiet[TYPICAL][1]["score"] < quiet[TYPICAL][1]["max_score"]
+
+
+# -- the limits still hold
+
+
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_a_function_that_burns_the_processor_is_stopped(tmp_path, isolation):
+    file = _override(tmp_path, "loop", "while True:\n    pass")
+    code, report = _graded(file, "--isolation", isolation, "--only", "merge_heads", "--call-timeout", "0.2")
+    assert code == 0
+    merge = [t for t in report["tests"] if t["exercise"] == "merge_heads"]
+    assert merge and {t["status"] for t in merge} == {"timeout"}
+    assert any("used more than 0.2 s of processor time" in t["feedback"] for t in merge)
+
+
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_a_sleeping_function_is_stopped_and_it_is_its_own_doing(tmp_path, isolation):
+    """A sleep is not the machine's fault: the call is a time-out (the student's), found by
+    its idle time, never an unfinished check."""
+    file = _override(tmp_path, "sleep", "time.sleep(10_000)")
+    code, report = _graded(file, "--isolation", isolation, "--only", "merge_heads", "--call-timeout", "0.5")
+    assert code == 0
+    merge = [t for t in report["tests"] if t["exercise"] == "merge_heads"]
+    assert merge and {t["status"] for t in merge} == {"timeout"}
+    assert any("waited more than 0.5 s without running" in t["feedback"] for t in merge)
+
+
+def test_the_alarm_in_process_stops_a_loop_and_a_sleep():
+    for block, verdict in ((lambda: [None for _ in iter(int, 1)], CPU), (lambda: time.sleep(10_000), IDLE)):
+        with pytest.raises(Alarm) as stopped:
+            with time_limit(0.2):
+                block()
+        assert stopped.value.verdict == verdict
+        assert type(timed_out(stopped.value, "`f`", 0.2)) is StudentTimeout
+    assert type(timed_out(Alarm(WALL), "`f`", 0.2)) is Unfinished
+
+
+# -- telling the student's time from the machine's, on clocks the test sets
+
+
+class _Clocks:
+    """A task's usage and the wall clock, as the test says they are."""
+
+    def __init__(self, monkeypatch):
+        self.now, self.cpu, self.delay, self.helper_cpu, self.helper_delay = 0.0, 0.0, 0.0, 0.0, 0.0
+        self.readable = True
+        monkeypatch.setattr(clock.time, "monotonic", lambda: self.now)
+
+    def task(self):
+        return Usage(self.cpu, self.delay) if self.readable else None
+
+    def helper(self):
+        return Usage(self.helper_cpu, self.helper_delay)
+
+    def watch(self, limit=1.0, **kwargs):
+        return Stopwatch(limit, self.task, **kwargs)
+
+
+def test_processor_time_past_the_limit_is_a_timeout(monkeypatch):
+    c = _Clocks(monkeypatch)
+    watch = c.watch()
+    c.now, c.cpu, c.delay = 50.0, 1.01, 40.0  # slowly, on a busy machine: still the student's
+    assert watch.verdict() == CPU
+
+
+def test_a_task_that_neither_runs_nor_waits_for_a_processor_is_idle(monkeypatch):
+    c = _Clocks(monkeypatch)
+    watch = c.watch()
+    c.now, c.cpu, c.delay = 1.3, 0.2, 0.2  # 0.9 s idle: within the limit
+    assert watch.verdict() == ""
+    c.now = 2.0  # 1.6 s idle
+    assert watch.verdict() == IDLE
+
+
+def test_a_task_kept_waiting_for_a_processor_is_unfinished(monkeypatch):
+    c = _Clocks(monkeypatch)
+    watch = c.watch()
+    c.now, c.cpu, c.delay = 9.0, 0.5, 8.4  # runnable all along: the machine is busy
+    assert watch.verdict() == ""
+    c.now, c.cpu, c.delay = 10.5, 0.55, 9.8
+    assert watch.verdict() == WALL
+
+
+def test_the_keepers_time_is_not_the_students_idle_time(monkeypatch):
+    c = _Clocks(monkeypatch)
+    watch = c.watch(helper=c.helper)
+    c.now, c.cpu, c.delay, c.helper_cpu, c.helper_delay = 3.0, 0.1, 0.1, 0.3, 2.0
+    assert watch.verdict() == ""  # the keeper was slow to serve it
+    c.helper_cpu = 1.0  # and the work the keeper did for the call is the call's
+    assert watch.verdict() == CPU
+
+
+def test_without_a_run_delay_a_sleep_is_never_blamed_on_the_student(monkeypatch):
+    c = _Clocks(monkeypatch)
+    watch = Stopwatch(1.0, lambda: Usage(c.cpu, None))
+    c.now = 9.0
+    assert watch.verdict() == ""
+    c.now = 10.5
+    assert watch.verdict() == WALL
+    c.readable = False
+    unreadable = c.watch()
+    c.now = 21.0
+    assert unreadable.verdict() == WALL
+
+
+# -- an unfinished grade is no grade
+
+
+def _unfinished_report() -> Report:
+    tests = []
+    for exercise in ATTENTION.exercises:
+        status = Status.UNFINISHED if exercise == "merge_heads" else Status.PASSED
+        score = 0 if status is Status.UNFINISHED else 5
+        tests.append(TestResult(f"{exercise}_check", exercise, 5, score, status, Visibility.VISIBLE))
+    return Report("attention.py", tuple(tests))
+
+
+def test_every_report_says_an_unfinished_score_is_not_final():
+    report = _unfinished_report()
+    assert report.unfinished and from_dict(json.loads(json.dumps(to_dict(report)))).unfinished
+    text = to_text(report)
+    assert "[UNFINISHED]" in text and "not final" in text and "again later" in text
+    gradescope = to_gradescope(report, execution_time=1.0)
+    assert "score" not in gradescope and all("score" not in t for t in gradescope["tests"])
+    assert to_github(report)["status"] == "error"
+
+
+def test_no_export_writes_a_number_for_an_unfinished_grade(tmp_path):
+    book = Gradebook(tmp_path / "book.sqlite")
+    report = _unfinished_report()
+    entry = batch.Entry("kim", tmp_path / "attention.py", "f" * 64)
+    points = {e: 20 for e in ATTENTION.exercises}
+    (tmp_path / "reports").mkdir()
+    batch._store(book, tmp_path / "reports", entry, "suite", report, "", points)
+    assert [r.standing for r in book.rows()] == [Standing.UNFINISHED]
+    assert not book.is_current("kim", "f" * 64, "suite")  # graded again on the next run
+    for layout in Layout:
+        written = table(book.rows(), ATTENTION.exercises, Export(layout=layout), lesson="attention")
+        numbers = [c for line in written.rows for c in line if c.strip().replace(".", "").isdigit()]
+        if layout is Layout.PLAIN:
+            assert numbers == [str(report.max_score)]  # the maximum only, never a score
+        else:
+            assert numbers == [], (layout, written.rows)
+        assert any("unfinished" in note for note in written.notes)
+    book.close()
+
+
+def _fake_batch(tmp_path, monkeypatch, unfinished_times: dict[str, int]):
+    """Run ``batch`` on a class of three, each grading answered here: a student is unfinished
+    the first ``unfinished_times[student]`` times, then graded."""
+    klass = tmp_path / "class"
+    for student in ("ada", "bob", "kim"):
+        (klass / student).mkdir(parents=True)
+        (klass / student / "attention.py").write_bytes(ATTENTION.solution.read_bytes())
+    calls: list[tuple[str, int]] = []
+    finished = Report(
+        "attention.py",
+        tuple(
+            TestResult(f"{e}_check", e, 5, 5, Status.PASSED, Visibility.VISIBLE) for e in ATTENTION.exercises
+        ),
+    )
+
+    def grade(self, entry, limit, running):
+        calls.append((entry.student, id(self)))
+        left = unfinished_times.get(entry.student, 0)
+        unfinished_times[entry.student] = left - 1
+        return entry, (_unfinished_report() if left > 0 else finished), ""
+
+    monkeypatch.setattr(batch._Grader, "grade", grade)
+    settings = resolve("batch", lesson_exercises=ATTENTION.exercises, isolation="auto")
+    out = tmp_path / "gradebook.csv"
+    code = batch.main(lesson=ATTENTION, settings=settings, folder=klass, out=out, jobs=2)
+    return code, calls, out
+
+
+def test_batch_grades_an_unfinished_submission_again_at_the_end_one_at_a_time(tmp_path, monkeypatch):
+    if best_level() == "none":
+        pytest.skip("batch needs a sandbox")
+    code, calls, out = _fake_batch(tmp_path, monkeypatch, {"bob": 1, "kim": 5})
+    students = [s for s, _ in calls]
+    assert sorted(students[:3]) == ["ada", "bob", "kim"]  # everyone once, then the unfinished again
+    assert sorted(students[3:]) == ["bob", "kim"]
+    assert len({g for _, g in calls[3:]}) == 1  # again: one grading process
+    book = Gradebook(out.with_suffix(".sqlite"))
+    standing = {r.student: r.standing for r in book.rows()}
+    book.close()
+    assert standing == {"ada": Standing.GRADED, "bob": Standing.GRADED, "kim": Standing.UNFINISHED}
+    rows = out.read_text().splitlines()
+    kim = next(line for line in rows if line.startswith("kim"))
+    assert kim.split(",")[1] == ""  # no score written
+    assert code == UNFINISHED_EXIT
+
+
+@pytest.mark.parametrize("command", ["check", "grade"])
+def test_check_and_grade_say_the_machine_was_busy_and_exit_with_their_own_code(command, monkeypatch, capsys):
+    module = check if command == "check" else grade
+    monkeypatch.setattr(module, "run_checks", lambda *args, **kwargs: _unfinished_report())
+    settings = resolve(command, lesson_exercises=ATTENTION.exercises)
+    code = module.main(lesson=ATTENTION, settings=settings, path=ATTENTION.solution)
+    said = capsys.readouterr()
+    assert code == UNFINISHED_EXIT == 75  # EX_TEMPFAIL: try again later; the README says so
+    words = " ".join((said.out + said.err).split())
+    assert "too busy to finish 1 check" in words and "Run the same command again later" in words
+    assert "Traceback" not in said.out + said.err
