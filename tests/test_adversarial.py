@@ -1,7 +1,8 @@
 """Hostile and odd submissions (tests/adversarial/) against the sandboxed grader.
 
 Each case folder holds ``override.py`` (appended to the reference solution, see
-:func:`tests.support.compose`) or a whole ``attention.py``, and ``case.json``:
+:func:`tests.support.compose`) or a whole ``attention.py`` (or a whole file of another lesson of
+the course, ``kv_cache.py``: the case is graded as that lesson), and ``case.json``:
 
 ``kind``
     ``tampering``: buggy functions plus code that tries to make the grader believe
@@ -67,7 +68,7 @@ import pytest
 
 from grader.sandbox.wardens import best_level
 
-from .support import ATTENTION, PROCESSES, ROOT, compose
+from .support import ATTENTION, KV_CACHE, PROCESSES, ROOT, compose
 
 ADVERSARIAL = Path(__file__).parent / "adversarial"
 CASES = sorted(p.name for p in ADVERSARIAL.iterdir() if (p / "case.json").is_file())
@@ -104,6 +105,16 @@ KNOWN_WEAKNESSES: dict[str, str] = {}
 
 def case_of(name: str) -> dict:
     return json.loads((ADVERSARIAL / name / "case.json").read_text())
+
+
+#: The lessons a case may be a whole file of.
+LESSONS = (ATTENTION, KV_CACHE)
+
+
+def lesson_of(name: str):
+    """The lesson a case (or twin) is a file of: the one whose whole file its folder holds, else
+    the first lesson."""
+    return next((lesson for lesson in LESSONS if (ADVERSARIAL / name / lesson.filename).is_file()), ATTENTION)
 
 
 def _fingerprint(path: Path):
@@ -269,8 +280,8 @@ class Bench:
         return f"advmark-{name.replace('/', '-')}-{self.token}"
 
     def build(self, name: str, *, override: Path | None = None, whole: Path | None = None) -> Path:
-        """dest/attention.py for a case or twin (or another override, or a ``whole`` file),
-        placeholders filled in."""
+        """dest/NAME.py for a case or twin (or another override, or a ``whole`` file of the first
+        lesson), placeholders filled in."""
         source = ADVERSARIAL / name
         dest = self.tmp / "built" / name.replace("/", "-")
         if whole is not None:
@@ -280,7 +291,8 @@ class Bench:
             compose(override or source / "override.py", dest)
         else:
             dest.mkdir(parents=True)
-            shutil.copyfile(source / "attention.py", dest / "attention.py")
+            lesson = lesson_of(name)
+            shutil.copyfile(source / lesson.filename, dest / lesson.filename)
         values = {
             "MARKER": self.marker(name),
             "ROOT": ROOT,
@@ -291,7 +303,7 @@ class Bench:
             "VICTIM_DIR": self.victim_dir,
             "PORT": self.listener.port,
         }
-        file = dest / "attention.py"
+        file = dest / (ATTENTION.filename if whole is not None else lesson_of(name).filename)
         text = file.read_text(encoding="utf-8")
         for key, value in values.items():
             text = text.replace("{{" + key + "}}", str(value))
@@ -459,7 +471,7 @@ def assert_clean(graded: Graded, max_seconds: float = DEFAULT_MAX_SECONDS, pace:
     assert isinstance(report, dict) and {"score", "max_score", "exercises", "tests", "problem"} <= set(report)
     assert "Traceback" not in graded.stdout and "Traceback" not in graded.stderr, graded.stderr[-2000:]
     assert report["isolation"] == "namespaces", f"isolation {report['isolation']!r}; {_summary(report)}"
-    assert set(report["exercises"]) == set(ATTENTION.exercises)
+    assert set(report["exercises"]) == set(lesson_of(graded.name.split("/")[0]).exercises)
     blamed = [t["name"] for t in report["tests"] if GRADER_BUG in t["feedback"]]
     assert not blamed and GRADER_BUG not in report["problem"], f"the grader blames itself: {_summary(report)}"
     assert graded.leftovers == [], f"left in its TMPDIR: {graded.leftovers[:5]} ({len(graded.leftovers)})"
@@ -491,7 +503,8 @@ def test_the_catalog_is_well_formed():
         folder = ADVERSARIAL / name
         assert case["kind"] in ("tampering", "robustness"), name
         assert case["why"].strip() and case["why"].count(". ") == 0, f"{name}: 'why' is one sentence"
-        assert (folder / "override.py").is_file() != (folder / "attention.py").is_file(), name
+        wholes = [lesson.filename for lesson in LESSONS if (folder / lesson.filename).is_file()]
+        assert (folder / "override.py").is_file() != bool(wholes) and len(wholes) <= 1, name
         source = next(folder.glob("*.py")).read_text()
         assert source.lstrip().startswith("#"), f"{name}: the file opens with a comment saying what it does"
         if case["kind"] == "tampering":

@@ -331,7 +331,7 @@ class Sandboxed(Deadlined):
             while True:
                 reply = self._receive(deadline, name=name)
                 if reply.get("type") == "callback":
-                    self._send(self._help(exercise, reply), deadline, name=name)
+                    self._send(self._help(exercise, reply, replace or ()), deadline, name=name)
                     continue
                 if reply.get("type") != "outcome":
                     self._end_worker()
@@ -346,8 +346,10 @@ class Sandboxed(Deadlined):
         watched (:mod:`grader.relay`), so this is a call like any other."""
         return self.call(exercise, name, arguments, replace=replace)
 
-    def _help(self, exercise: str, request: dict) -> dict:
-        """Run the reference for a graded function the student's code called.
+    def _help(self, exercise: str, request: dict, replace: tuple[str, ...]) -> dict:
+        """Run the reference for a graded function the student's code called, if it is one the
+        reference stands in for in this call (``replace``: the worker was told so, but the
+        worker runs the student's code and may ask for any).
 
         Everything in the request came from the student's side: each field is checked
         before use, the arguments must keep the reference's contract within small bounds,
@@ -355,7 +357,7 @@ class Sandboxed(Deadlined):
         grader's own process neither fail nor slow nor large.
         """
         helper = request.get("name")
-        if not isinstance(helper, str) or helper == exercise or helper not in self.helpers:
+        if not isinstance(helper, str) or helper not in replace or helper == exercise or helper not in self.helpers:
             shown = helper if isinstance(helper, str) else "that function"
             return {"type": "raise", "exc": "RuntimeError", "message": f"{shown[:100]} is not available here"}
         args, kwargs = request.get("args", ()), request.get("kwargs", {})
