@@ -15,7 +15,9 @@ the course, ``kv_cache.py``: the case is graded as that lesson), and ``case.json
 ``expect`` (optional)
     ``score`` (exact total), ``problem_contains``, ``lost`` (exercises that must
     lose points; every exercise not listed in ``lost`` or ``may_lose`` keeps full
-    marks), ``may_lose``, ``feedback_contains`` ({exercise: fragment}, case-blind)
+    marks), ``may_lose``, ``feedback_contains`` ({exercise: fragment}, case-blind),
+    ``never_shown`` (fragments that no visible check's feedback, no picture, diagnosis or
+    problem of the report may hold: what only hidden checks send)
     and ``max_seconds`` (how much longer the whole ``grade`` command may take than
     grading the reference beside it: a bound on waiting, such as a sleep the grader
     must not sit through, that the machine's load does not move).
@@ -517,6 +519,7 @@ def test_the_catalog_is_well_formed():
             "lost",
             "may_lose",
             "feedback_contains",
+            "never_shown",
             "max_seconds",
         }
         assert not unknown, f"{name}: unknown expectations {unknown}"
@@ -596,6 +599,11 @@ def test_case(outcomes, name):
     for exercise, fragment in expect.get("feedback_contains", {}).items():
         feedback = [t["feedback"].lower() for t in report["tests"] if t["exercise"] == exercise]
         assert any(fragment.lower() in f for f in feedback), (fragment, _summary(report))
+    shown = json.dumps(
+        {**report, "tests": [t for t in report["tests"] if t["visibility"] != "hidden"]}, ensure_ascii=False
+    ).lower()
+    for fragment in expect.get("never_shown", ()):
+        assert fragment.lower() not in shown, (fragment, _summary(report), report["pictures"])
     if report["problem"]:
         assert report["score"] == 0
 

@@ -51,6 +51,11 @@ class Collector:
         self.diagnoses: dict[str, tuple[Diagnosis, ...]] = {}
         self.pictures: tuple[Heatmap, ...] = ()
         self.package = ""  # the Python package of the lesson's checks
+        self.rank: dict[str, int] = {}  # check -> its place in the report (the lesson's order)
+        self.probes: dict[str, list[Call]] = {}  # exercise -> the student's calls on its probes
+        self.shown = False  # the pictures and probes are drawn (before any hidden check)
+        self.with_hidden: set[str] = set()  # exercises with hidden checks in this run
+        self.trouble: GraderError | None = None  # the course's files failed while they were drawn
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
@@ -58,7 +63,16 @@ class Collector:
         use_run(config, self.settings, self.submission)
 
     def pytest_collection_modifyitems(self, config, items):
-        """Keep only the chosen checks, in the lesson's order of exercises."""
+        """Keep only the chosen checks: every visible one first, then the hidden ones, each in
+        the lesson's order of exercises.
+
+        Hidden checks come last so that nothing a student reads is computed by code that has
+        seen a hidden input (a function that keeps what it was sent, in a global or a file, can
+        only tell it in a hidden check's own failure, whose details no student sees). An
+        exercise stands in for another's reference only once every one of its checks, hidden
+        ones included, has passed (:meth:`Submission.replace_for`): until its hidden checks
+        have run, the reference serves the exercises that call it.
+        """
         keep, drop = [], []
         for item in items:
             grading = grading_of(item)
@@ -69,6 +83,11 @@ class Collector:
             )
             (keep if wanted else drop).append(item)
         keep.sort(key=lambda item: self.lesson.exercises.index(grading_of(item).exercise))
+        self.rank = {_name(item): place for place, item in enumerate(keep)}  # the report's order
+        self.with_hidden = {
+            grading_of(item).exercise for item in keep if grading_of(item).visibility is Visibility.HIDDEN
+        }
+        keep.sort(key=lambda item: grading_of(item).visibility is Visibility.HIDDEN)
         for item in keep:
             module = getattr(item, "module", None)
             if module is not None and Path(module.__file__).parent == self.lesson.checks:
@@ -76,6 +95,36 @@ class Collector:
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        """Before the first hidden check, draw what the report shows of the student's code."""
+        grading = grading_of(item)
+        if grading is not None and grading.visibility is Visibility.HIDDEN:
+            self._show()
+
+    def _show(self) -> None:
+        """The pictures, and the student's calls on the probes of every exercise that lost points
+        or may lose some in a hidden check: drawn once, after the visible checks and before any
+        hidden one, so that no hidden input can reach them."""
+        if self.shown:
+            return
+        self.shown = True
+        if self.submission.problem or self.lesson.reference is None:
+            return
+        try:
+            self.pictures = self._pictures()
+            declared = self._declared(self.lesson.diagnoses)
+        except GraderError as err:
+            self.trouble = err  # raised when the run ends, as before: not a check's failure
+            return
+        if declared is None:
+            return
+        lost = {t.exercise for t in self.results if t.status is not Status.PASSED}
+        for exercise in self.exercises:
+            probes = declared.PROBES.get(exercise, ()) if declared.MISTAKES.get(exercise) else ()
+            if probes and (exercise in lost or exercise in self.with_hidden):
+                self.probes[exercise] = self._probed(exercise, probes)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -111,20 +160,22 @@ class Collector:
 
     def pytest_sessionfinish(self, session):
         """What the submission says of itself, read while it is still open, and the likely
-        mistake of each exercise that lost points."""
+        mistake of each exercise that lost points (from the calls of its failed checks and
+        those on its probes, made before any hidden check)."""
         self.problem = self.submission.problem
         self.isolation = self.submission.isolation
+        self.results.sort(key=lambda t: self.rank.get(t.name, len(self.rank)))
+        self._show()
+        if self.trouble is not None:
+            raise self.trouble
         if self.problem or self.lesson.reference is None:
             return
-        self.pictures = self._pictures()
         lost = {t.exercise for t in self.results if t.status is not Status.PASSED}
         declared = self._declared(self.lesson.diagnoses) if lost else None
         for exercise in self.exercises if declared else ():
             mistakes = declared.MISTAKES.get(exercise, ()) if exercise in lost else ()
             if mistakes:
-                calls = self.evidence.get(exercise, []) + self._probed(
-                    exercise, declared.PROBES.get(exercise, ())
-                )
+                calls = self.evidence.get(exercise, []) + self.probes.get(exercise, [])
                 found = diagnose(mistakes, calls, self.submission.reference[exercise])
                 if found:
                     self.diagnoses[exercise] = tuple(found)

@@ -357,7 +357,12 @@ class Sandboxed(Deadlined):
         grader's own process neither fail nor slow nor large.
         """
         helper = request.get("name")
-        if not isinstance(helper, str) or helper not in replace or helper == exercise or helper not in self.helpers:
+        if (
+            not isinstance(helper, str)
+            or helper not in replace
+            or helper == exercise
+            or helper not in self.helpers
+        ):
             shown = helper if isinstance(helper, str) else "that function"
             return {"type": "raise", "exc": "RuntimeError", "message": f"{shown[:100]} is not available here"}
         args, kwargs = request.get("args", ()), request.get("kwargs", {})
