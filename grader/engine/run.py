@@ -7,6 +7,7 @@ import importlib
 import io
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,7 @@ class Collector:
         self.shown = False  # the pictures and probes are drawn (before any hidden check)
         self.with_hidden: set[str] = set()  # exercises with hidden checks in this run
         self.trouble: GraderError | None = None  # the course's files failed while they were drawn
+        self.weak: dict[str, frozenset[str]] = {}  # exercise -> checks a do-nothing function passes
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
@@ -92,9 +94,33 @@ class Collector:
             module = getattr(item, "module", None)
             if module is not None and Path(module.__file__).parent == self.lesson.checks:
                 self.package = module.__package__ or ""
+        self.weak = self._weak_checks([*keep, *drop])
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
+
+    def _weak_checks(self, items) -> dict[str, frozenset[str]]:
+        """The lesson's ``WEAK_CHECKS`` (in ``work.py``), each name checked against the checks
+        of its exercise: a misspelt one would silently pay a do-nothing function."""
+        declared = self._declared(self.lesson.work)
+        weak = getattr(declared, "WEAK_CHECKS", None) if declared is not None else None
+        if weak is None:
+            return {}
+        names: dict[str, set[str]] = {}
+        for item in items:
+            grading = grading_of(item)
+            if grading is not None:
+                names.setdefault(grading.exercise, set()).add(_name(item))
+        found = {}
+        for exercise, checks in weak.items():
+            unknown = sorted(set(checks) - names.get(exercise, set()))
+            if exercise not in self.lesson.exercises or unknown:
+                raise pytest.UsageError(
+                    f"{self.lesson.work}: WEAK_CHECKS names {unknown or [exercise]}, which are not "
+                    f"checks of {exercise} (its checks: {', '.join(sorted(names.get(exercise, ())))})"
+                )
+            found[exercise] = frozenset(checks)
+        return found
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
@@ -165,6 +191,7 @@ class Collector:
         self.problem = self.submission.problem
         self.isolation = self.submission.isolation
         self.results.sort(key=lambda t: self.rank.get(t.name, len(self.rank)))
+        self.results = _gated(self.results, self.weak)
         self._show()
         if self.trouble is not None:
             raise self.trouble
@@ -224,6 +251,35 @@ class Collector:
             except StudentTimeout:
                 break  # no more of the student's time for this
         return calls
+
+
+def _gated(results: list[TestResult], weak: dict[str, frozenset[str]]) -> list[TestResult]:
+    """Do-nothing earns nothing: a weak check (one a function that does no work can pass: a
+    shape, an input left alone, outputs that ignore other tokens) pays only alongside a sign of
+    real work in its exercise, that is if one of the exercise's other checks in this run passed.
+    Otherwise it counts as failed, and says why."""
+    gated = []
+    for result in results:
+        mine = weak.get(result.exercise, frozenset())
+        others = [t for t in results if t.exercise == result.exercise and t.name not in mine]
+        if (
+            result.name in mine
+            and result.status is Status.PASSED
+            and others
+            and not any(t.status is Status.PASSED for t in others)
+        ):
+            result = replace(
+                result,
+                score=0,
+                status=Status.FAILED,
+                feedback=(
+                    f"This property holds even for a function that does no real work (noise, a "
+                    f"constant, its input handed back), so it earns points only once `{result.exercise}` "
+                    "passes one of its other checks, and none of them passed."
+                ),
+            )
+        gated.append(result)
+    return gated
 
 
 def _copies(arguments: dict) -> dict:
