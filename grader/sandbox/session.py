@@ -52,6 +52,13 @@ HELPER_MEMORY = 1 << 30
 MAX_WARDEN_LOSSES = 3
 
 _NOT_AGAIN = " (Not tried again on later checks.)"
+#: Said when a file that loaded once cannot be loaded again in a new worker. Not what the file
+#: said then: that load ran after the calls before it (hidden checks' among them) and could tell
+#: what they sent, in the report's problem, which every student reads.
+RELOAD_FAILED = (
+    "Your file loaded at first, but not again when the grader started a new worker for it "
+    "(after a crash or a time-out), so the remaining checks were not run."
+)
 
 #: The name used in messages while the file is being loaded.
 LOADING = "your file"
@@ -95,6 +102,7 @@ class Sandboxed(Deadlined):
         self.stuck: dict[str, Exception] = {}  # function -> what to raise: it timed out or broke the sandbox
         self.alive = False  # a worker is serving this submission
         self.losses = 0  # sandboxes this submission brought down
+        self.reload_failed = False  # the file loaded once, then not in a new worker
         self.warden = None
         self.raw = intake.source
         self.warden = acquire(level, limits.memory)
@@ -301,6 +309,8 @@ class Sandboxed(Deadlined):
     def _may_call(self, name: str) -> None:
         if name in self.stuck:
             self._raise_stuck(name)
+        if self.reload_failed:
+            raise StudentError(RELOAD_FAILED, kind=Failure.CRASHED)
         if time.monotonic() - self.started > self.limits.total_timeout:
             raise StudentTimeout(
                 f"Grading of your file was stopped after {self.limits.total_timeout:g} s in total."
@@ -310,8 +320,13 @@ class Sandboxed(Deadlined):
     def call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         self._may_call(name)
         if not self.alive:
+            loaded_before = bool(self._signatures)
             self._spawn()  # replace a worker that was ended or died
             self._loaded()
+            if self._problem and loaded_before:
+                self._problem, self.reload_failed = "", True
+                self._end_worker()
+                raise StudentError(RELOAD_FAILED, kind=Failure.CRASHED)
             if self._problem:
                 raise StudentError(self._problem, kind=Failure.LOAD)
         deadline = time.monotonic() + self.limits.call_timeout
