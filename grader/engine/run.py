@@ -48,7 +48,8 @@ class Collector:
         self.results: list[TestResult] = []
         self.problem = ""
         self.isolation = None
-        self.evidence: dict[str, list[Call]] = {}  # exercise -> calls on failed checks' smallest inputs
+        # exercise -> (the check's place in the report, its calls on its smallest failing input)
+        self.evidence: dict[str, list[tuple[int, tuple[Call, ...]]]] = {}
         self.diagnoses: dict[str, tuple[Diagnosis, ...]] = {}
         self.pictures: tuple[Heatmap, ...] = ()
         self.package = ""  # the Python package of the lesson's checks
@@ -170,7 +171,8 @@ class Collector:
             passed = result.status is Status.PASSED
             if not passed and call.excinfo is not None:
                 calls = getattr(call.excinfo.value, "grader_calls", ())
-                self.evidence.setdefault(grading.exercise, []).extend(calls)
+                place = self.rank.get(_name(item), len(self.rank))
+                self.evidence.setdefault(grading.exercise, []).append((place, tuple(calls)))
             self.results.append(
                 TestResult(
                     name=_name(item),
@@ -203,7 +205,8 @@ class Collector:
         for exercise in self.exercises if declared else ():
             mistakes = declared.MISTAKES.get(exercise, ()) if exercise in lost else ()
             if mistakes:
-                calls = self.evidence.get(exercise, []) + self.probes.get(exercise, [])
+                failed = sorted(self.evidence.get(exercise, []), key=lambda e: e[0])  # the report's order
+                calls = [call for _, made in failed for call in made] + self.probes.get(exercise, [])
                 found = diagnose(mistakes, calls, self.submission.reference[exercise])
                 if found:
                     self.diagnoses[exercise] = tuple(found)
