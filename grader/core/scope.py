@@ -3,8 +3,8 @@
 While exercise E is checked, a call from the student's code to another exercise F may be
 served by F's reference (so that a mistake in F costs points in F alone) only where E's
 reference calls F itself: anywhere else, the reference would be doing work the student was
-asked to do (a mask read off the reference attention's weights, heads split by inverting the
-reference merge). This module finds those calls without running anything: in the body of E's
+asked to do (an earlier exercise's answer read off a later one's output, or found by inverting
+it). This module finds those calls without running anything: in the body of E's
 reference function, every name of another top-level function of the solution, followed
 through the functions it names in turn (the lesson's helpers, given to students, and other
 exercises, whose references call what they call).
