@@ -1,7 +1,8 @@
 """Hostile and odd submissions (tests/adversarial/) against the sandboxed grader.
 
 Each case folder holds ``override.py`` (appended to the reference solution, see
-:func:`tests.support.compose`) or a whole ``attention.py``, and ``case.json``:
+:func:`tests.support.compose`) or a whole ``attention.py`` (or a whole file of another lesson of
+the course, ``kv_cache.py``: the case is graded as that lesson), and ``case.json``:
 
 ``kind``
     ``tampering``: buggy functions plus code that tries to make the grader believe
@@ -14,7 +15,9 @@ Each case folder holds ``override.py`` (appended to the reference solution, see
 ``expect`` (optional)
     ``score`` (exact total), ``problem_contains``, ``lost`` (exercises that must
     lose points; every exercise not listed in ``lost`` or ``may_lose`` keeps full
-    marks), ``may_lose``, ``feedback_contains`` ({exercise: fragment}, case-blind)
+    marks), ``may_lose``, ``feedback_contains`` ({exercise: fragment}, case-blind),
+    ``never_shown`` (fragments that no visible check's feedback, no picture, diagnosis or
+    problem of the report may hold: what only hidden checks send)
     and ``max_cpu_seconds`` (how many more seconds of processor time the whole ``grade``
     command, its sandbox included, may use than grading the reference: a bound on work,
     such as a loop the grader must not keep up, that the machine's load does not move; a
@@ -69,7 +72,7 @@ import pytest
 
 from grader.sandbox.wardens import best_level
 
-from .support import ATTENTION, PROCESSES, ROOT, compose
+from .support import ATTENTION, KV_CACHE, PROCESSES, ROOT, compose
 
 ADVERSARIAL = Path(__file__).parent / "adversarial"
 CASES = sorted(p.name for p in ADVERSARIAL.iterdir() if (p / "case.json").is_file())
@@ -107,6 +110,16 @@ KNOWN_WEAKNESSES: dict[str, str] = {}
 
 def case_of(name: str) -> dict:
     return json.loads((ADVERSARIAL / name / "case.json").read_text())
+
+
+#: The lessons a case may be a whole file of.
+LESSONS = (ATTENTION, KV_CACHE)
+
+
+def lesson_of(name: str):
+    """The lesson a case (or twin) is a file of: the one whose whole file its folder holds, else
+    the first lesson."""
+    return next((lesson for lesson in LESSONS if (ADVERSARIAL / name / lesson.filename).is_file()), ATTENTION)
 
 
 def _fingerprint(path: Path):
@@ -289,8 +302,8 @@ class Bench:
         return f"advmark-{name.replace('/', '-')}-{self.token}"
 
     def build(self, name: str, *, override: Path | None = None, whole: Path | None = None) -> Path:
-        """dest/attention.py for a case or twin (or another override, or a ``whole`` file),
-        placeholders filled in."""
+        """dest/NAME.py for a case or twin (or another override, or a ``whole`` file of the first
+        lesson), placeholders filled in."""
         source = ADVERSARIAL / name
         dest = self.tmp / "built" / name.replace("/", "-")
         if whole is not None:
@@ -300,7 +313,8 @@ class Bench:
             compose(override or source / "override.py", dest)
         else:
             dest.mkdir(parents=True)
-            shutil.copyfile(source / "attention.py", dest / "attention.py")
+            lesson = lesson_of(name)
+            shutil.copyfile(source / lesson.filename, dest / lesson.filename)
         values = {
             "MARKER": self.marker(name),
             "ROOT": ROOT,
@@ -311,7 +325,7 @@ class Bench:
             "VICTIM_DIR": self.victim_dir,
             "PORT": self.listener.port,
         }
-        file = dest / "attention.py"
+        file = dest / (ATTENTION.filename if whole is not None else lesson_of(name).filename)
         text = file.read_text(encoding="utf-8")
         for key, value in values.items():
             text = text.replace("{{" + key + "}}", str(value))
@@ -499,7 +513,7 @@ def assert_clean(graded: Graded, max_cpu: float = DEFAULT_MAX_CPU_SECONDS, pace:
     assert isinstance(report, dict) and {"score", "max_score", "exercises", "tests", "problem"} <= set(report)
     assert "Traceback" not in graded.stdout and "Traceback" not in graded.stderr, graded.stderr[-2000:]
     assert report["isolation"] == "namespaces", f"isolation {report['isolation']!r}; {_summary(report)}"
-    assert set(report["exercises"]) == set(ATTENTION.exercises)
+    assert set(report["exercises"]) == set(lesson_of(graded.name.split("/")[0]).exercises)
     blamed = [t["name"] for t in report["tests"] if GRADER_BUG in t["feedback"]]
     assert not blamed and GRADER_BUG not in report["problem"], f"the grader blames itself: {_summary(report)}"
     assert graded.leftovers == [], f"left in its TMPDIR: {graded.leftovers[:5]} ({len(graded.leftovers)})"
@@ -531,7 +545,8 @@ def test_the_catalog_is_well_formed():
         folder = ADVERSARIAL / name
         assert case["kind"] in ("tampering", "robustness"), name
         assert case["why"].strip() and case["why"].count(". ") == 0, f"{name}: 'why' is one sentence"
-        assert (folder / "override.py").is_file() != (folder / "attention.py").is_file(), name
+        wholes = [lesson.filename for lesson in LESSONS if (folder / lesson.filename).is_file()]
+        assert (folder / "override.py").is_file() != bool(wholes) and len(wholes) <= 1, name
         source = next(folder.glob("*.py")).read_text()
         assert source.lstrip().startswith("#"), f"{name}: the file opens with a comment saying what it does"
         if case["kind"] == "tampering":
@@ -544,6 +559,7 @@ def test_the_catalog_is_well_formed():
             "lost",
             "may_lose",
             "feedback_contains",
+            "never_shown",
             "max_cpu_seconds",
         }
         assert not unknown, f"{name}: unknown expectations {unknown}"
@@ -623,6 +639,11 @@ def test_case(outcomes, name):
     for exercise, fragment in expect.get("feedback_contains", {}).items():
         feedback = [t["feedback"].lower() for t in report["tests"] if t["exercise"] == exercise]
         assert any(fragment.lower() in f for f in feedback), (fragment, _summary(report))
+    shown = json.dumps(
+        {**report, "tests": [t for t in report["tests"] if t["visibility"] != "hidden"]}, ensure_ascii=False
+    ).lower()
+    for fragment in expect.get("never_shown", ()):
+        assert fragment.lower() not in shown, (fragment, _summary(report), report["pictures"])
     if report["problem"]:
         assert report["score"] == 0
 

@@ -87,6 +87,12 @@ class Lesson:
         return self.checks / "pictures.py"
 
     @property
+    def work(self) -> Path:
+        """``tests/checks/NAME/work.py``, the lesson's signs of real work (optional); its
+        ``WEAK_CHECKS`` names, per exercise, the checks a function doing no work can pass."""
+        return self.checks / "work.py"
+
+    @property
     def reference(self) -> Path | None:
         """The reference solution, or None where there is none (a student release)."""
         return self.solution if self.solution.is_file() else None

@@ -180,7 +180,7 @@ def lesson_of(item) -> Lesson | None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Every check carries a valid graded mark naming an exercise of its lesson, hidden ones
-    only under the lesson's ``hidden/``."""
+    only under the lesson's ``hidden/``; the hidden checks run after every other test."""
     problems, seen, checks = [], set(), []
     for item in items:
         try:
@@ -210,6 +210,9 @@ def pytest_collection_modifyitems(config, items):
             )
     if problems:
         raise pytest.UsageError("invalid graded checks:\n  " + "\n  ".join(problems))
+    # hidden checks last: nothing shown of a visible check comes from code that saw a hidden input
+    hidden = {id(item) for item in checks if _check(item)[1]}
+    items.sort(key=lambda item: id(item) in hidden)
     derandomize = hypothesis_settings.default.derandomize
     for item in checks:
         _record_inputs(item)

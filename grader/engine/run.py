@@ -7,6 +7,7 @@ import importlib
 import io
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -48,10 +49,17 @@ class Collector:
         self.results: list[TestResult] = []
         self.problem = ""
         self.isolation = None
-        self.evidence: dict[str, list[Call]] = {}  # exercise -> calls on failed checks' smallest inputs
+        # exercise -> (the check's place in the report, its calls on its smallest failing input)
+        self.evidence: dict[str, list[tuple[int, tuple[Call, ...]]]] = {}
         self.diagnoses: dict[str, tuple[Diagnosis, ...]] = {}
         self.pictures: tuple[Heatmap, ...] = ()
         self.package = ""  # the Python package of the lesson's checks
+        self.rank: dict[str, int] = {}  # check -> its place in the report (the lesson's order)
+        self.probes: dict[str, list[Call]] = {}  # exercise -> the student's calls on its probes
+        self.shown = False  # the pictures and probes are drawn (before any hidden check)
+        self.with_hidden: set[str] = set()  # exercises with hidden checks in this run
+        self.trouble: GraderError | None = None  # the course's files failed while they were drawn
+        self.weak: dict[str, frozenset[str]] = {}  # exercise -> checks a do-nothing function passes
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
@@ -59,7 +67,16 @@ class Collector:
         use_run(config, self.settings, self.submission)
 
     def pytest_collection_modifyitems(self, config, items):
-        """Keep only the chosen checks, in the lesson's order of exercises."""
+        """Keep only the chosen checks: every visible one first, then the hidden ones, each in
+        the lesson's order of exercises.
+
+        Hidden checks come last so that nothing a student reads is computed by code that has
+        seen a hidden input (a function that keeps what it was sent, in a global or a file, can
+        only tell it in a hidden check's own failure, whose details no student sees). An
+        exercise stands in for another's reference only once every one of its checks, hidden
+        ones included, has passed (:meth:`Submission.replace_for`): until its hidden checks
+        have run, the reference serves the exercises that call it.
+        """
         keep, drop = [], []
         for item in items:
             grading = grading_of(item)
@@ -70,13 +87,73 @@ class Collector:
             )
             (keep if wanted else drop).append(item)
         keep.sort(key=lambda item: self.lesson.exercises.index(grading_of(item).exercise))
+        self.rank = {_name(item): place for place, item in enumerate(keep)}  # the report's order
+        self.with_hidden = {
+            grading_of(item).exercise for item in keep if grading_of(item).visibility is Visibility.HIDDEN
+        }
+        keep.sort(key=lambda item: grading_of(item).visibility is Visibility.HIDDEN)
         for item in keep:
             module = getattr(item, "module", None)
             if module is not None and Path(module.__file__).parent == self.lesson.checks:
                 self.package = module.__package__ or ""
+        self.weak = self._weak_checks([*keep, *drop])
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
+
+    def _weak_checks(self, items) -> dict[str, frozenset[str]]:
+        """The lesson's ``WEAK_CHECKS`` (in ``work.py``), each name checked against the checks
+        of its exercise: a misspelt one would silently pay a do-nothing function. (A student
+        release has no hidden checks: the names of those are not looked for there.)"""
+        declared = self._declared(self.lesson.work)
+        weak = getattr(declared, "WEAK_CHECKS", None) if declared is not None else None
+        if weak is None:
+            return {}
+        names: dict[str, set[str]] = {}
+        for item in items:
+            grading = grading_of(item)
+            if grading is not None:
+                names.setdefault(grading.exercise, set()).add(_name(item))
+        found = {}
+        for exercise, checks in weak.items():
+            unknown = sorted(set(checks) - names.get(exercise, set())) if self.lesson.hidden.is_dir() else []
+            if exercise not in self.lesson.exercises or unknown:
+                raise pytest.UsageError(
+                    f"{self.lesson.work}: WEAK_CHECKS names {unknown or [exercise]}, which are not "
+                    f"checks of {exercise} (its checks: {', '.join(sorted(names.get(exercise, ())))})"
+                )
+            found[exercise] = frozenset(checks)
+        return found
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        """Before the first hidden check, draw what the report shows of the student's code."""
+        grading = grading_of(item)
+        if grading is not None and grading.visibility is Visibility.HIDDEN:
+            self._show()
+
+    def _show(self) -> None:
+        """The pictures, and the student's calls on the probes of every exercise that lost points
+        or may lose some in a hidden check: drawn once, after the visible checks and before any
+        hidden one, so that no hidden input can reach them."""
+        if self.shown:
+            return
+        self.shown = True
+        if self.submission.problem or self.lesson.reference is None:
+            return
+        try:
+            self.pictures = self._pictures()
+            declared = self._declared(self.lesson.diagnoses)
+        except GraderError as err:
+            self.trouble = err  # raised when the run ends, as before: not a check's failure
+            return
+        if declared is None:
+            return
+        lost = {t.exercise for t in self.results if t.status is not Status.PASSED}
+        for exercise in self.exercises:
+            probes = declared.PROBES.get(exercise, ()) if declared.MISTAKES.get(exercise) else ()
+            if probes and (exercise in lost or exercise in self.with_hidden):
+                self.probes[exercise] = self._probed(exercise, probes)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -95,7 +172,8 @@ class Collector:
             passed = result.status is Status.PASSED
             if not passed and call.excinfo is not None:
                 calls = getattr(call.excinfo.value, "grader_calls", ())
-                self.evidence.setdefault(grading.exercise, []).extend(calls)
+                place = self.rank.get(_name(item), len(self.rank))
+                self.evidence.setdefault(grading.exercise, []).append((place, tuple(calls)))
             self.results.append(
                 TestResult(
                     name=_name(item),
@@ -112,20 +190,24 @@ class Collector:
 
     def pytest_sessionfinish(self, session):
         """What the submission says of itself, read while it is still open, and the likely
-        mistake of each exercise that lost points."""
+        mistake of each exercise that lost points (from the calls of its failed checks and
+        those on its probes, made before any hidden check)."""
         self.problem = self.submission.problem
         self.isolation = self.submission.isolation
+        self.results.sort(key=lambda t: self.rank.get(t.name, len(self.rank)))
+        self.results = _gated(self.results, self.weak)
+        self._show()
+        if self.trouble is not None:
+            raise self.trouble
         if self.problem or self.lesson.reference is None:
             return
-        self.pictures = self._pictures()
         lost = {t.exercise for t in self.results if t.status is not Status.PASSED}
         declared = self._declared(self.lesson.diagnoses) if lost else None
         for exercise in self.exercises if declared else ():
             mistakes = declared.MISTAKES.get(exercise, ()) if exercise in lost else ()
             if mistakes:
-                calls = self.evidence.get(exercise, []) + self._probed(
-                    exercise, declared.PROBES.get(exercise, ())
-                )
+                failed = sorted(self.evidence.get(exercise, []), key=lambda e: e[0])  # the report's order
+                calls = [call for _, made in failed for call in made] + self.probes.get(exercise, [])
                 found = diagnose(mistakes, calls, self.submission.reference[exercise])
                 if found:
                     self.diagnoses[exercise] = tuple(found)
@@ -174,6 +256,35 @@ class Collector:
             except StudentTimeout:
                 break  # no more of the student's time for this
         return calls
+
+
+def _gated(results: list[TestResult], weak: dict[str, frozenset[str]]) -> list[TestResult]:
+    """Do-nothing earns nothing: a weak check (one a function that does no work can pass: a
+    shape, an input left alone, outputs that ignore other tokens) pays only alongside a sign of
+    real work in its exercise, that is if one of the exercise's other checks in this run passed.
+    Otherwise it counts as failed, and says why."""
+    gated = []
+    for result in results:
+        mine = weak.get(result.exercise, frozenset())
+        others = [t for t in results if t.exercise == result.exercise and t.name not in mine]
+        if (
+            result.name in mine
+            and result.status is Status.PASSED
+            and others
+            and not any(t.status is Status.PASSED for t in others)
+        ):
+            result = replace(
+                result,
+                score=0,
+                status=Status.FAILED,
+                feedback=(
+                    f"This property holds even for a function that does no real work (noise, a "
+                    f"constant, its input handed back), so it earns points only once `{result.exercise}` "
+                    "passes one of its other checks, and none of them passed."
+                ),
+            )
+        gated.append(result)
+    return gated
 
 
 def _copies(arguments: dict) -> dict:

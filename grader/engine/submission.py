@@ -15,9 +15,12 @@ an executor and turns every failure into a :class:`StudentError` (or a
 Both run the bytes :func:`grader.core.intake.open_submission` took in, never a
 second reading of the file.
 
-Either way each exercise gets a namespace of its own in which the *other*
-graded functions are the reference ones, so a broken function costs points in
-its own exercise only, never in a later one that calls it.
+Either way each exercise gets a namespace of its own in which the other graded
+functions that its reference calls (:func:`grader.core.scope.reference_calls`) are
+the reference ones until they pass all their checks, so a broken function costs
+points in its own exercise only, never in a later one that calls it. A call to any
+other graded function runs the student's own: the reference never does work the
+exercise asked the student to do.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ..core.diagnosis import Call
 from ..core.errors import Failure, StudentError
 from ..core.intake import Intake, IntakeError, open_submission
 from ..core.lesson import Lesson
+from ..core.scope import reference_calls
 from ..core.settings import Isolation, Settings
 from ..sandbox.inprocess import InProcess, Refused
 from ..sandbox.session import Sandboxed
@@ -156,6 +160,13 @@ class Submission:
         limits = settings.limits
         reference = lesson.reference
         helpers = load_reference(reference, lesson.exercises) if reference is not None else None
+        #: exercise -> the other exercises its reference calls: the only ones the reference may
+        #: stand in for while it is checked
+        self.scope = (
+            reference_calls(reference.read_text(encoding="utf-8"), lesson.exercises)
+            if reference is not None
+            else {}
+        )
         # without a reference, the stubs: they share every signature
         self.reference = helpers or load_reference(lesson.stubs, lesson.exercises)
         level = choose_level(settings.isolation, lesson.private)
@@ -196,15 +207,16 @@ class Submission:
     def replace_for(self, exercise: str) -> tuple[str, ...]:
         """The other graded functions the reference stands in for when ``exercise`` is checked.
 
-        A function whose every check already passed in this run stays the
-        student's own (its calls need no trip to the trusted side); any other,
-        broken or not checked (yet), is replaced, so a mistake in it never costs
-        points here.
+        Only functions that ``exercise``'s reference itself calls (:attr:`scope`) are
+        candidates; of those, one whose every check already passed in this run stays the
+        student's own (its calls need no trip to the trusted side), and any other, broken or
+        not checked (yet), is replaced, so a mistake in it never costs points here. A call to
+        a graded function the reference does not call runs the student's own function.
         """
         return tuple(
             other
             for other in self.lesson.exercises
-            if other != exercise
+            if other in self.scope.get(exercise, ())
             and not (
                 other not in self._failed
                 and self._expected.get(other, 0) > 0

@@ -58,6 +58,13 @@ HELPER_MEMORY = 1 << 30
 MAX_WARDEN_LOSSES = 3
 
 _NOT_AGAIN = " (Not tried again on later checks.)"
+#: Said when a file that loaded once cannot be loaded again in a new worker. Not what the file
+#: said then: that load ran after the calls before it (hidden checks' among them) and could tell
+#: what they sent, in the report's problem, which every student reads.
+RELOAD_FAILED = (
+    "Your file loaded at first, but not again when the grader started a new worker for it "
+    "(after a crash or a time-out), so the remaining checks were not run."
+)
 
 #: The name used in messages while the file is being loaded.
 LOADING = "your file"
@@ -118,6 +125,7 @@ class Sandboxed(Deadlined):
         self.stuck: dict[str, Exception] = {}  # function -> what to raise: it timed out or broke the sandbox
         self.alive = False  # a worker is serving this submission
         self.losses = 0  # sandboxes this submission brought down
+        self.reload_failed = False  # the file loaded once, then not in a new worker
         self.warden = None
         self.raw = intake.source
         self.warden = acquire(level, limits.memory)
@@ -427,6 +435,8 @@ class Sandboxed(Deadlined):
     def _may_call(self, name: str) -> None:
         if name in self.stuck:
             self._raise_stuck(name)
+        if self.reload_failed:
+            raise StudentError(RELOAD_FAILED, kind=Failure.CRASHED)
         total = self.limits.total_timeout
         if self._spent() > total:
             raise StudentTimeout(f"Your file used more than {total:g} s of processor time in total.")
@@ -442,10 +452,15 @@ class Sandboxed(Deadlined):
     def call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         self._may_call(name)
         if not self.alive:
+            loaded_before = bool(self._signatures)
             self._spawn()  # replace a worker that was ended or died
             self._loaded()
             if self.unfinished:
                 raise Unfinished(self.unfinished)
+            if self._problem and loaded_before:
+                self._problem, self.reload_failed = "", True
+                self._end_worker()
+                raise StudentError(RELOAD_FAILED, kind=Failure.CRASHED)
             if self._problem:
                 raise StudentError(self._problem, kind=Failure.LOAD)
         limit = self.limits.call_timeout
@@ -469,7 +484,7 @@ class Sandboxed(Deadlined):
                 reply = self._receive(deadline, name=name)
                 if reply.get("type") == "callback":
                     began = time.thread_time()
-                    answer = self._help(exercise, reply)
+                    answer = self._help(exercise, reply, replace or ())
                     self.watch.extra += time.thread_time() - began  # the call's work, done here
                     self._send(answer, deadline, name=name)
                     continue
@@ -492,8 +507,10 @@ class Sandboxed(Deadlined):
         watched (:mod:`grader.relay`), so this is a call like any other."""
         return self.call(exercise, name, arguments, replace=replace)
 
-    def _help(self, exercise: str, request: dict) -> dict:
-        """Run the reference for a graded function the student's code called.
+    def _help(self, exercise: str, request: dict, replace: tuple[str, ...]) -> dict:
+        """Run the reference for a graded function the student's code called, if it is one the
+        reference stands in for in this call (``replace``: the worker was told so, but the
+        worker runs the student's code and may ask for any).
 
         Everything in the request came from the student's side: each field is checked
         before use, the arguments must keep the reference's contract within small bounds,
@@ -501,7 +518,12 @@ class Sandboxed(Deadlined):
         grader's own process neither fail nor slow nor large.
         """
         helper = request.get("name")
-        if not isinstance(helper, str) or helper == exercise or helper not in self.helpers:
+        if (
+            not isinstance(helper, str)
+            or helper not in replace
+            or helper == exercise
+            or helper not in self.helpers
+        ):
             shown = helper if isinstance(helper, str) else "that function"
             return {"type": "raise", "exc": "RuntimeError", "message": f"{shown[:100]} is not available here"}
         args, kwargs = request.get("args", ()), request.get("kwargs", {})
