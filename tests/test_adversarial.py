@@ -438,7 +438,9 @@ def outcomes(tmp_path_factory) -> dict[str, Graded] | None:
         first: dict[bytes, str] = {}
         same: dict[str, str] = {}
         for name in [PACE, *sorted(twins), *shared]:
-            text = (bench.built[name] / "attention.py").read_bytes()
+            text = b"\0".join(
+                f.name.encode() + b"\0" + f.read_bytes() for f in sorted(bench.built[name].glob("*.py"))
+            )
             if text in first:
                 same[name] = first[text]
             else:
