@@ -159,11 +159,11 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         time.sleep(0.05)
     if how == "Ctrl-C":
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=600)
         assert proc.returncode == 130
     else:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=600)
     kept = _graded(db)
     assert 2 <= kept < size
     # nothing of the batch survives it (zombies waiting for init to reap them do not run)

@@ -48,7 +48,7 @@ def _render(page, tmp_path) -> str:
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout

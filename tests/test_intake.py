@@ -120,7 +120,7 @@ def test_grade_refuses_with_a_clear_problem(tmp_path, case):
     graded as the file it points to, and no host file reaches the output."""
     how, words = HOSTILE[case]
     hand_in(tmp_path / "class", case, how)
-    done = grader_outside("grade", f"class/{case}", "--format", "json", cwd=tmp_path, timeout=120)
+    done = grader_outside("grade", f"class/{case}", "--format", "json", cwd=tmp_path, timeout=600)
     calm(done)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -330,7 +330,7 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
             time.sleep(0.05)
         assert os.listdir(scratch), "the batch was interrupted before it made its temporary folder"
         os.killpg(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    out, err = proc.communicate(timeout=600)
     assert "Traceback" not in out + err
     assert proc.returncode == (130 if how == "Ctrl-C" else 0), err[-3000:]
     assert os.listdir(scratch) == []

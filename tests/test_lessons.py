@@ -302,7 +302,7 @@ def test_installed_with_a_plain_pip_install_it_grades_in_any_course(tmp_path):
 
 def run_env(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
     )
 
 

@@ -281,7 +281,7 @@ def _measure(html: str, width: int) -> dict:
             ],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=600,
         )
     found = re.search(r'<div id="measured">([^<]*)</div>', done.stdout)
     assert found, done.stderr[-2000:]

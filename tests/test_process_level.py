@@ -91,7 +91,7 @@ if not hasattr(builtins, "_started_once"):
     work.mkdir()
     report = grade(folder, "--only", "apply_causal_mask", tmp=work)
     assert report["score"] == report["max_score"]
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound on a hang only: it waits only while they live
     while live_processes(marker=marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert live_processes(marker=marker) == []
