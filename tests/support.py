@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -114,3 +115,13 @@ def live_processes(*, pgid: int | None = None, marker: str | None = None) -> lis
         if (pgid is not None and group == pgid) or (marker is not None and marker in cmdline):
             found.append(f"{entry.name} {state} {cmdline[:120]}")
     return found
+
+
+def graded_count(db: Path) -> int:
+    """How many students a batch's gradebook holds as graded so far (0 before it exists); never
+    waits long for the database, which the batch may be writing meanwhile."""
+    try:
+        with sqlite3.connect(db, timeout=0.2) as conn:
+            return conn.execute("SELECT count(*) FROM grades WHERE status = 'graded'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0

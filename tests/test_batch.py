@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import ATTENTION, ROOT, compose, live_processes, python
+from .support import ATTENTION, ROOT, compose, graded_count, live_processes, python
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 LOOP = Path(__file__).parent / "scenarios" / "infinite_loop" / "override.py"
@@ -114,14 +114,6 @@ def test_a_second_run_grades_only_what_changed(tmp_path):
     assert int(read_csv(out)["bob"]["score"]) < 100
 
 
-def _graded(db: Path) -> int:
-    try:
-        with sqlite3.connect(db, timeout=0.2) as conn:  # never wait long: the batch may finish meanwhile
-            return conn.execute("SELECT count(*) FROM grades WHERE status = 'graded'").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 @pytest.mark.parametrize("how", ["SIGKILL to the process group", "Ctrl-C"])
 def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     klass = tmp_path / "class"
@@ -155,7 +147,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         stderr=subprocess.PIPE,
         text=True,
     )
-    while _graded(db) < 2 and proc.poll() is None:  # a count, however long the machine takes
+    while graded_count(db) < 2 and proc.poll() is None:  # a count, however long the machine takes
         time.sleep(0.05)
     if how == "Ctrl-C":
         os.killpg(proc.pid, signal.SIGINT)
@@ -164,7 +156,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     else:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=600)
-    kept = _graded(db)
+    kept = graded_count(db)
     assert 2 <= kept < size
     # nothing of the batch survives it (zombies waiting for init to reap them do not run)
     time.sleep(0.5)

@@ -27,7 +27,7 @@ from grader.core.intake import IntakeError, Refusal, open_submission
 from grader.core.results import ExerciseResult, Standing
 from grader.formats.gradebook import Gradebook, Row
 
-from .support import ATTENTION, ROOT, grader_outside, live_processes
+from .support import ATTENTION, ROOT, graded_count, grader_outside, live_processes
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 #: A line of a host file that must never reach an output (a shadow password entry).
@@ -326,7 +326,7 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
     )
     if how == "Ctrl-C":
         deadline = time.monotonic() + 120
-        while not _graded(tmp_path / "gradebook.sqlite") and time.monotonic() < deadline:
+        while not graded_count(tmp_path / "gradebook.sqlite") and time.monotonic() < deadline:
             time.sleep(0.05)
         assert os.listdir(scratch), "the batch was interrupted before it made its temporary folder"
         os.killpg(proc.pid, signal.SIGINT)
@@ -336,14 +336,6 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
     assert os.listdir(scratch) == []
     time.sleep(0.5)
     assert live_processes(pgid=proc.pid) == []
-
-
-def _graded(db: Path) -> int:
-    try:
-        with sqlite3.connect(db, timeout=0.2) as conn:
-            return conn.execute("SELECT count(*) FROM grades WHERE status = 'graded'").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
 
 
 # ----------------------------------------------------------------------------- Gradescope

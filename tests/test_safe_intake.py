@@ -27,7 +27,7 @@ from grader.formats.gradebook import Gradebook, Row
 from grader.formats.json_report import from_dict
 from grader.formats.lms import Export, Layout, read_roster
 
-from .support import ATTENTION, ROOT, TOY_COURSE, live_processes, python
+from .support import ATTENTION, ROOT, TOY_COURSE, graded_count, live_processes, python
 
 TOY = TOY_COURSE / "solutions" / "toy.py"
 #: A file whose import raises an exception whose message is a lone surrogate.
@@ -103,7 +103,7 @@ def test_a_notebook_cell_holding_a_lone_surrogate_is_refused_in_words(tmp_path):
     assert read_rows(tmp_path / "g.csv")["nina"]["status"] == "unreadable"
 
 
-def test_a_folder_named_with_a_byte_that_is_not_utf8_is_graded(tmp_path):
+def test_a_folder_named_with_a_byte_that_is_not_utf8_isgraded_count(tmp_path):
     klass = tmp_path / "class"
     folder(klass, b"\xff", TOY.read_text())
     folder(klass, "\\udcff", TOY.read_text())  # the text its name is written as, as a folder: another student
@@ -320,14 +320,6 @@ def test_a_failure_while_recording_one_student_is_that_students_row(tmp_path):
 # -- SIGTERM is Ctrl-C
 
 
-def _graded(db: Path) -> int:
-    try:
-        with sqlite3.connect(db, timeout=0.2) as conn:
-            return conn.execute("SELECT count(*) FROM grades WHERE status = 'graded'").fetchone()[0]
-    except sqlite3.OperationalError:
-        return 0
-
-
 def test_sigterm_ends_a_batch_as_ctrl_c_does(tmp_path):
     klass = tmp_path / "class"
     size = 12  # enough that the batch is still busy when the signal comes after two grades
@@ -347,13 +339,15 @@ def test_sigterm_ends_a_batch_as_ctrl_c_does(tmp_path):
         text=True,
     )
     deadline = time.monotonic() + 300  # a bound on a hang only: nothing here is timed
-    while _graded(out.with_suffix(".sqlite")) < 2 and time.monotonic() < deadline and proc.poll() is None:
+    while (
+        graded_count(out.with_suffix(".sqlite")) < 2 and time.monotonic() < deadline and proc.poll() is None
+    ):
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)  # to the batch alone, as `kill PID` sends it
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 128 + signal.SIGTERM, stderr[-3000:]
     assert "Traceback" not in stderr and "interrupted: the grades finished so far are saved" in stdout
-    kept = _graded(out.with_suffix(".sqlite"))
+    kept = graded_count(out.with_suffix(".sqlite"))
     assert 2 <= kept < size
     assert sum(row["status"] == "graded" for row in read_rows(out).values()) == kept  # the CSV was written
     assert list(scratch.iterdir()) == []  # its temporary folders removed
