@@ -51,7 +51,6 @@ in KNOWN_WEAKNESSES with a diagnosis.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import hashlib
 import json
 import os
@@ -434,30 +433,14 @@ def outcomes(tmp_path_factory) -> dict[str, Graded] | None:
         for name in [*sorted(twins), *CASES]:
             bench.build(name)
         bench.build(PACE, whole=ATTENTION.solution)
-        # a file with the same bytes as one graded before it (no marker in it) is graded once
-        first: dict[bytes, str] = {}
-        same: dict[str, str] = {}
-        for name in [PACE, *sorted(twins), *shared]:
-            text = b"\0".join(
-                f.name.encode() + b"\0" + f.read_bytes() for f in sorted(bench.built[name].glob("*.py"))
-            )
-            if text in first:
-                same[name] = first[text]
-            else:
-                first[text] = name
-        waiting = [PACE, *(n for n in WAITING if n in shared and n not in same)]
-        busy = sorted(
-            [*(n for n in [*twins, *shared] if n not in WAITING and n not in same)],
-            key=lambda n: -ESTIMATE.get(n, 2),
-        )
+        waiting = [PACE, *(n for n in WAITING if n in shared)]
+        busy = sorted([*twins, *(n for n in shared if n not in WAITING)], key=lambda n: -ESTIMATE.get(n, 2))
         results: dict[str, Graded] = {}
         started = time.monotonic()
         with ThreadPoolExecutor(1) as lane, ThreadPoolExecutor(PROCESSES) as pool:
             sleepers = lane.map(lambda n: bench.grade(n, bench.built[n]), waiting)
             for graded in [*pool.map(lambda n: bench.grade(n, bench.built[n]), busy), *sleepers]:
                 results[graded.name] = graded
-        for name, original in same.items():
-            results[name] = dataclasses.replace(results[original], name=name)
         for name in alone:
             if case_of(name).get("neighbour"):
                 holder, neighbour = bench.grade_with_neighbour(name)
