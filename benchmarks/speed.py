@@ -1,0 +1,274 @@
+"""The grader's speed against the cost of merely starting Python, side by side in one run.
+
+    python benchmarks/speed.py [--repeat 5] [--size 30] [--rounds 1] [--no-nbgrader] [--json]
+
+Everything is measured in this one run, interleaved, so that whatever else the machine does hits
+every figure alike; each figure is a median, and each is also given as a ratio to the *import
+floor*, ``python -c "import numpy, hypothesis, pytest"`` measured in the same rounds:
+
+* ``check`` (in the checker's process) and ``grade --format json`` (sandboxed) on the first
+  lesson's reference, its stub (the release's untouched ``exercises/attention.py``) and the
+  gallery's typical-mistakes file: wall time and processor time (user + system of the command and
+  every process it waited for, its sandbox included), each command a fresh process;
+* ``batch`` of a class of ``--size`` students (a third each: the reference, the typical mistakes,
+  the stub; every file made unique by a comment), into a fresh gradebook each round, with the
+  batch's own default jobs: wall time per submission and submissions per minute;
+* nbgrader's ``autograde`` of the same class as notebooks (the release's notebook filled with the
+  same code), against ``batch`` of the code nbgrader's notebooks hold; both totals compared.
+
+The targets of issue #16 (as ratios to the floor) are printed beside the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import importlib.util
+import io
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support import ATTENTION  # noqa: E402
+
+TYPICAL = ATTENTION.gallery / "typical-mistakes" / ATTENTION.filename
+STUB = ATTENTION.stubs
+FILES = {"reference": ATTENTION.solution, "stub": STUB, "typical": TYPICAL}
+FLOOR = "import floor"
+#: name -> argv after ``python``: the commands timed one after another in each round.
+COMMANDS: dict[str, list[str]] = {FLOOR: ["-c", "import numpy, hypothesis, pytest"]}
+for _kind, _path in FILES.items():
+    COMMANDS[f"check {_kind}"] = ["-m", "grader", "check", str(_path), "--lesson", ATTENTION.name]
+for _kind, _path in FILES.items():
+    COMMANDS[f"grade {_kind}"] = [
+        "-m",
+        "grader",
+        "grade",
+        str(_path),
+        "--format",
+        "json",
+        "--lesson",
+        ATTENTION.name,
+    ]
+#: Issue #16's targets: (figure, bound as a ratio to the floor's same figure).
+TARGETS = {
+    ("check reference", "cpu"): 1.5,
+    ("grade reference", "wall"): 2.5,
+    ("batch per submission", "wall"): 0.6,
+}
+
+
+@dataclass(frozen=True)
+class Timed:
+    wall: float  # seconds
+    cpu: float  # seconds of user + system time of the command and its waited-for descendants
+
+
+#: nbgrader runs ``alembic`` by name: this Python's own scripts come first on the PATH.
+TOOLS = {
+    **os.environ,
+    "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+}
+
+
+def timed(argv: list[str], cwd: Path = ROOT, env: dict | None = None, check: bool = False) -> Timed:
+    """Run ``argv`` to its end; its wall and processor time."""
+    env = TOOLS if env is None else env
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if check and done.returncode != 0:
+        sys.exit(f"{' '.join(str(a) for a in argv[:5])} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Timed(wall, cpu)
+
+
+def median(values: list[Timed]) -> Timed:
+    return Timed(statistics.median(t.wall for t in values), statistics.median(t.cpu for t in values))
+
+
+# ----------------------------------------------------------------------------- the class
+
+
+def plan(size: int) -> list[tuple[str, str]]:
+    """(student id, kind) for a class of ``size``: reference, typical mistakes and stub in turn."""
+    kinds = list(FILES)
+    return [(f"{kinds[i % 3]}-{i:03d}", kinds[i % 3]) for i in range(size)]
+
+
+def build_class(folder: Path, size: int) -> Path:
+    """One folder per student holding the lesson's file, each made unique by a comment."""
+    for student, kind in plan(size):
+        dest = folder / student / ATTENTION.filename
+        dest.parent.mkdir(parents=True)
+        dest.write_text(FILES[kind].read_text(encoding="utf-8") + f"\n# {student}\n", encoding="utf-8")
+    return folder
+
+
+def batch(klass: Path, out: Path) -> tuple[Timed, dict[str, float]]:
+    """``grader batch`` into a fresh gradebook: its time and each student's total."""
+    out.parent.mkdir(parents=True)
+    took = timed(
+        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--lesson", ATTENTION.name],
+        check=True,
+    )
+    with out.open(newline="", encoding="utf-8") as f:
+        return took, {row["student"]: float(row["score"] or "nan") for row in csv.DictReader(f)}
+
+
+# ----------------------------------------------------------------------------- nbgrader
+
+
+def build_course(tmp: Path, size: int) -> tuple[Path, Path]:
+    """(nbgrader course with the class submitted, folder of the code its notebooks hold)."""
+    from grader.commands import nbgrader_course
+    from grader.formats.notebook import write_notebook
+    from tests.test_nbgrader import compose_notebook
+
+    course, klass = tmp / "course", tmp / "nbclass"
+    with contextlib.redirect_stdout(io.StringIO()):  # its "wrote ..., next: ..." lines
+        written = nbgrader_course.main(lessons=(ATTENTION,), out_dir=course, assignment=ATTENTION.name)
+    if written != 0:
+        sys.exit("could not write the nbgrader course")
+    timed([sys.executable, "-m", "nbgrader", "generate_assignment", ATTENTION.name], cwd=course, check=True)
+    release = json.loads((course / "release" / ATTENTION.name / f"{ATTENTION.name}.ipynb").read_text("utf-8"))
+    for student, kind in plan(size):
+        notebook = {
+            "reference": lambda: compose_notebook(release, None),
+            "typical": lambda: compose_notebook(release, TYPICAL),
+            "stub": lambda: release,
+        }[kind]()
+        write_notebook(notebook, course / "submitted" / student / ATTENTION.name / f"{ATTENTION.name}.ipynb")
+    with contextlib.redirect_stdout(io.StringIO()):
+        collected = nbgrader_course.collect(
+            lesson=ATTENTION, course_dir=course, out_dir=klass, assignment=ATTENTION.name, code=True
+        )
+    if collected != 0:
+        sys.exit("could not extract the notebooks' code")
+    return course, klass
+
+
+def autograde(course: Path, index: int) -> tuple[Timed, dict[str, float]]:
+    command = [sys.executable, "-m", "nbgrader", "autograde", ATTENTION.name]
+    took = timed(command + (["--force"] if index else []), cwd=course, check=True)
+    out = course / f"grades{index}.csv"
+    timed([sys.executable, "-m", "nbgrader", "export", "--to", str(out)], cwd=course, check=True)
+    with out.open(newline="") as f:
+        return took, {row["student_id"]: float(row["score"]) for row in csv.DictReader(f)}
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of the single commands (default 5)")
+    parser.add_argument("--size", type=int, default=30, help="students in the class (default 30)")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of the class-sized runs (default 1)")
+    parser.add_argument("--no-nbgrader", action="store_true", help="leave nbgrader's autograde out")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON as well")
+    args = parser.parse_args()
+    nbgrader = not args.no_nbgrader and importlib.util.find_spec("nbgrader") is not None
+    env = {**TOOLS, "PYTHONDONTWRITEBYTECODE": "1"}
+
+    runs: dict[str, list[Timed]] = {name: [] for name in COMMANDS}
+    for argv in COMMANDS.values():  # a warm-up each: file cache, .pyc, the sandbox's first start
+        timed([sys.executable, *argv])
+    floor_batch: list[Timed] = []
+    batch_runs: list[Timed] = []
+    nb_runs: list[Timed] = []
+    nb_batch_runs: list[Timed] = []
+    totals_equal = None
+    with tempfile.TemporaryDirectory(prefix="bench_speed_") as tmp:
+        tmp = Path(tmp)
+        klass = build_class(tmp / "class", args.size)
+        course, nbclass = build_course(tmp, args.size) if nbgrader else (None, None)
+        for i in range(max(args.repeat, args.rounds)):
+            if i < args.repeat:
+                for name, argv in COMMANDS.items():
+                    runs[name].append(timed([sys.executable, *argv], env=env))
+            if i < args.rounds:
+                floor_batch.append(timed([sys.executable, *COMMANDS[FLOOR]], env=env))
+                took, _ = batch(klass, tmp / f"batch{i}" / "gradebook.csv")
+                batch_runs.append(took)
+                if nbgrader:
+                    took, nb_scores = autograde(course, i)
+                    nb_runs.append(took)
+                    took, ours = batch(nbclass, tmp / f"nbbatch{i}" / "gradebook.csv")
+                    nb_batch_runs.append(took)
+                    totals_equal = sorted(s for s in nb_scores if nb_scores[s] != ours.get(s))
+
+    medians = {name: median(values) for name, values in runs.items()}
+    floor = medians[FLOOR]
+    figures: dict[str, dict] = {}
+    print(f"Single commands, each a fresh process: medians of {args.repeat} interleaved rounds")
+    print(f"  {'':<18}{'wall':>9}{'x floor':>9}{'cpu':>9}{'x floor':>9}")
+    for name, m in medians.items():
+        figures[name] = {
+            "wall": m.wall,
+            "cpu": m.cpu,
+            "wall_x_floor": m.wall / floor.wall,
+            "cpu_x_floor": m.cpu / floor.cpu,
+        }
+        print(f"  {name:<18}{m.wall:8.2f}s{m.wall / floor.wall:8.2f}x{m.cpu:8.2f}s{m.cpu / floor.cpu:8.2f}x")
+    whole = median(batch_runs)
+    per = Timed(whole.wall / args.size, whole.cpu / args.size)
+    floor_b = median(floor_batch)
+    figures["batch per submission"] = {
+        "wall": per.wall,
+        "cpu": per.cpu,
+        "wall_x_floor": per.wall / floor.wall,
+        "cpu_x_floor": per.cpu / floor.cpu,
+        "per_minute": 60 / per.wall,
+    }
+    print(f"\nbatch of {args.size} (reference, typical mistakes, stub in thirds), median of {args.rounds}:")
+    print(
+        f"  {whole.wall:7.1f} s wall, {whole.cpu:7.1f} s cpu; per submission {per.wall:.2f} s wall "
+        f"(x{per.wall / floor.wall:.2f} floor), {per.cpu:.2f} s cpu; {60 / per.wall:.0f} submissions a minute"
+        f"  [floor beside it: {floor_b.wall:.2f} s]"
+    )
+    if nbgrader:
+        nb, ours = median(nb_runs), median(nb_batch_runs)
+        figures["nbgrader"] = {
+            "autograde_wall": nb.wall,
+            "batch_wall": ours.wall,
+            "ratio": nb.wall / ours.wall,
+            "totals_differ": totals_equal,
+        }
+        print(f"\nnbgrader autograde of the same {args.size} notebooks against batch of their code:")
+        print(
+            f"  autograde {nb.wall:7.1f} s ({nb.wall / args.size:.2f} s each)   batch {ours.wall:7.1f} s "
+            f"({ours.wall / args.size:.2f} s each)   x{nb.wall / ours.wall:.1f} faster"
+        )
+        print(f"  totals equal: {'yes' if not totals_equal else 'NO: ' + ', '.join(totals_equal)}")
+    print("\nTargets (issue #16), as ratios to the import floor:")
+    for (name, kind), bound in TARGETS.items():
+        value = figures[name][f"{kind}_x_floor"]
+        print(f"  {name} {kind}: x{value:.2f} (target <= x{bound})  {'met' if value <= bound else 'NOT met'}")
+    if nbgrader:
+        ratio = figures["nbgrader"]["ratio"]
+        print(
+            f"  nbgrader autograde / batch: x{ratio:.1f} (target >= x10)  {'met' if ratio >= 10 else 'NOT met'}"
+        )
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    return 1 if totals_equal else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
