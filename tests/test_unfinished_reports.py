@@ -150,6 +150,8 @@ def test_the_text_and_html_reports_write_no_number_for_it():
     assert total.split()[1] == "unfinished" and "not final" in total
     merge = next(line for line in text.splitlines() if line.startswith("merge_heads"))
     assert merge.split()[1] == "unfinished"
+    # a check the machine did not finish is nothing to fix
+    assert "Next: fix" not in to_text(report, recheck="python -m grader check attention.py")
     page = to_html(report)
     assert "Total: unfinished" in page and not NO_GRADE.search(page)
 

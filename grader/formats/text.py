@@ -301,10 +301,12 @@ def exercise_lines(
 def _next_step(report: Report, style: Style, recheck: str) -> list[str]:
     """What to do next: the first exercise to fix and the command that checks just it."""
     for exercise in report.exercises:
-        if exercise.score != exercise.max_score:
-            failing = sum(
-                1 for t in report.tests if t.exercise == exercise.name and t.status is not Status.PASSED
-            )
+        failing = sum(
+            1
+            for t in report.tests
+            if t.exercise == exercise.name and t.status is not Status.PASSED and not t.unfinished
+        )
+        if failing:  # an unfinished check is nothing to fix: the report says to run it again
             checks = f"{failing} check{'s' if failing != 1 else ''}"
             return [
                 "",
