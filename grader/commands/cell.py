@@ -164,7 +164,7 @@ def grade_here(
     if unfinished:
         raise NoPointsYet(
             f"No points for {exercise} yet: the computer was too busy to finish its checks, twice. "
-            "Run this cell again later (an instructor: run nbgrader autograde again)."
+            "Run this cell again later, when the computer is less busy (instructors: nbgrader autograde --force)."
         )
     score = round(score, 6)
     return int(score) if score == int(score) else score
