@@ -17,7 +17,8 @@ the course, ``kv_cache.py``: the case is graded as that lesson), and ``case.json
     lose points; every exercise not listed in ``lost`` or ``may_lose`` keeps full
     marks), ``may_lose``, ``feedback_contains`` ({exercise: fragment}, case-blind),
     ``never_shown`` (fragments that no visible check's feedback, no picture, diagnosis or
-    problem of the report may hold: what only hidden checks send)
+    problem of the report may hold: what only hidden checks send), ``diagnosis``
+    ({exercise: the code of the likely mistake the report must name first})
     and ``max_cpu_seconds`` (how many more seconds of processor time the whole ``grade``
     command, its sandbox included, may use than grading the reference: a bound on work,
     such as a loop the grader must not keep up, that the machine's load does not move; a
@@ -545,6 +546,7 @@ def test_the_catalog_is_well_formed():
             "may_lose",
             "feedback_contains",
             "never_shown",
+            "diagnosis",
             "max_cpu_seconds",
         }
         assert not unknown, f"{name}: unknown expectations {unknown}"
@@ -629,6 +631,9 @@ def test_case(outcomes, name):
     ).lower()
     for fragment in expect.get("never_shown", ()):
         assert fragment.lower() not in shown, (fragment, _summary(report), report["pictures"])
+    for exercise, code in expect.get("diagnosis", {}).items():
+        named = [d["code"] for d in exercises[exercise]["diagnoses"]]
+        assert named[:1] == [code], (exercise, named, _summary(report))
     if report["problem"]:
         assert report["score"] == 0
 

@@ -1,4 +1,5 @@
-"""Hidden checks cannot speak through visible ones, at every isolation level.
+"""Hidden checks cannot speak through visible ones, at every isolation level, nor through the
+likely mistake a visible report names.
 
 The adversarial case ``hidden_inputs_told_by_a_visible_failure`` tries it in the namespaces
 sandbox; here the same file is graded at the ``process`` level (which shares the machine's
@@ -64,3 +65,27 @@ def test_at_the_process_level(tmp_path):
     report = json.loads(done.stdout)
     assert report["isolation"] == "process"
     assert_told_in_hidden_checks_only(report)
+
+
+DIAGNOSIS_CASE = ROOT / "tests" / "adversarial" / "hidden_inputs_told_by_a_diagnosis"
+
+
+def test_the_likely_mistake_is_picked_from_what_a_student_can_see(tmp_path, monkeypatch):
+    """mha_forward leaves out W_o on every visible input and the probes, and does something else
+    on the float32 tokens only hidden checks send: the calls of the failed hidden checks would
+    contradict the mistake and change what the report names (to nothing). Named from the visible
+    checks and the probes alone, it is the missing output projection whatever hidden checks send."""
+    folder = compose(DIAGNOSIS_CASE / "override.py", tmp_path / "submission").parent
+    monkeypatch.chdir(tmp_path)
+    report = run_checks(
+        folder / ATTENTION.filename,
+        lesson=ATTENTION,
+        settings=Settings(isolation=Isolation.NONE, exercises=("mha_forward",)),
+    )
+    hidden = [t for t in report.tests if t.visibility.value == "hidden"]
+    assert hidden and all(t.status.value == "failed" for t in hidden), (
+        "no hidden check failed: proves nothing"
+    )
+    expected = json.loads((DIAGNOSIS_CASE / "case.json").read_text())["expect"]["diagnosis"]["mha_forward"]
+    named = [d.code for d in report.diagnoses.get("mha_forward", ())]
+    assert named[:1] == [expected], named

@@ -407,7 +407,9 @@ def main(
                     unfinished.append(entry)
                 else:
                     error = _record(book, reports, entry, suite, report, error, points, failures)
-                note = error or f"{report.score:g}/{report.max_score:g}" + (" unfinished" * report.unfinished)
+                note = error or (
+                    "unfinished" if report.unfinished else f"{report.score:g}/{report.max_score:g}"
+                )
                 progress.step(entry.student, note)
         return unfinished
 

@@ -71,6 +71,19 @@ def source_from_namespace(namespace: dict, lesson: Lesson) -> str:
     return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
 
 
+class NoPointsYet(Exception):
+    """What a test cell raises when the machine was too busy to finish its checks, even on a
+    second try: any number it showed would be no grade.
+
+    nbgrader reads a test cell's points from its last value and has no "no grade" for it; an
+    error is the one outcome it never takes for points earned (it records the cell as failed,
+    with 0, until the notebook is autograded again). The cell shows this message alone, no
+    traceback (IPython shows what ``_render_traceback_`` returns in its place)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
 #: Width of the feedback a test cell prints (nbgrader's pages show about this much).
 FEEDBACK_WIDTH = 76
 
@@ -84,7 +97,12 @@ def _feedback(report, exercise: str, *, hidden: bool) -> str:
     total = sum(t.max_score for t in tests)
     passed = sum(t.status is Status.PASSED for t in tests)
     label = "hidden checks" if hidden else "checks"
-    lines = [f"{exercise}: {score:g}/{total:g} points, {passed} of {len(tests)} {label} pass"]
+    points = (
+        f"unfinished, no points yet (out of {total:g})"
+        if any(t.unfinished for t in tests)
+        else f"{score:g}/{total:g} points"
+    )
+    lines = [f"{exercise}: {points}, {passed} of {len(tests)} {label} pass"]
     if report.problem:
         lines.append(
             textwrap.fill(report.problem, FEEDBACK_WIDTH, initial_indent="  ", subsequent_indent="  ")
@@ -112,7 +130,8 @@ def grade_here(
     :func:`source_from_namespace`: the visible checks of ``exercise``, or with
     ``hidden`` its hidden checks only. Prints a short report on stdout when
     ``show``; never writes to stderr and never raises for anything the
-    student's code does: the worst is 0 points.
+    student's code does: the worst is 0 points. When the machine was too busy to finish the
+    checks (twice), it prints no score and raises :class:`NoPointsYet`.
     """
     chosen = find_course().choose(lesson)
     if exercise not in chosen.exercises:
@@ -136,10 +155,16 @@ def grade_here(
                 report = run_checks(file, lesson=chosen, settings=settings, checks=checks)
         score = sum(t.score for t in report.tests if t.exercise == exercise)
         message = _feedback(report, exercise, hidden=hidden)
+        unfinished = report.unfinished
     except Exception as err:  # noqa: BLE001 - a test cell must show a number, not a traceback
         message = f"{exercise}: the checks could not run ({type(err).__name__}: {err}); 0 points"
-        score = 0
+        score, unfinished = 0, False
     if show:
         print(message)
+    if unfinished:
+        raise NoPointsYet(
+            f"No points for {exercise} yet: the computer was too busy to finish its checks, twice. "
+            "Run this cell again later, when the computer is less busy (instructors: nbgrader autograde --force)."
+        )
     score = round(score, 6)
     return int(score) if score == int(score) else score

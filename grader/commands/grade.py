@@ -111,10 +111,10 @@ def main(
     if github_output:
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
             f.write(step_output(to_github(report)))
-    print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
-    if report.unfinished:
-        print(f"not final: {not_final(report)}", file=sys.stderr)
+    if report.unfinished:  # no number: it would be no grade
+        print(f"score: unfinished (out of {report.max_score:g}): {not_final(report)}", file=sys.stderr)
         return UNFINISHED_EXIT
+    print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
     if fail_under is not None and report.score < fail_under:
         print(f"the score is below {fail_under:g} (--fail-under): failing", file=sys.stderr)
         return 1

@@ -68,6 +68,11 @@ class TestResult:
 
     __test__ = False  # not a pytest test class
 
+    @property
+    def unfinished(self) -> bool:
+        """Whether a wall-clock guard stopped this check: its ``score`` is then no verdict."""
+        return self.status is Status.UNFINISHED
+
 
 @dataclass(frozen=True)
 class ExerciseResult:
@@ -77,6 +82,8 @@ class ExerciseResult:
     score: float
     max_score: float
     diagnoses: tuple[Diagnosis, ...] = ()
+    unfinished: bool = False
+    """Whether a wall-clock guard stopped one of its checks: ``score`` is then no grade."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,7 @@ class Report:
     @property
     def unfinished(self) -> bool:
         """Whether a wall-clock guard stopped a check: the score is then no grade."""
-        return any(t.status is Status.UNFINISHED for t in self.tests)
+        return any(t.unfinished for t in self.tests)
 
     @property
     def max_score(self) -> float:
@@ -120,6 +127,7 @@ class Report:
                 score=_total(t.score for t in self.tests if t.exercise == n),
                 max_score=_total(t.max_score for t in self.tests if t.exercise == n),
                 diagnoses=self.diagnoses.get(n, ()),
+                unfinished=any(t.unfinished for t in self.tests if t.exercise == n),
             )
             for n in names
         )

@@ -49,7 +49,8 @@ class Collector:
         self.results: list[TestResult] = []
         self.problem = ""
         self.isolation = None
-        # exercise -> (the check's place in the report, its calls on its smallest failing input)
+        # exercise -> (a failed visible check's place in the report, its calls on its smallest
+        # failing input)
         self.evidence: dict[str, list[tuple[int, tuple[Call, ...]]]] = {}
         self.diagnoses: dict[str, tuple[Diagnosis, ...]] = {}
         self.pictures: tuple[Heatmap, ...] = ()
@@ -170,7 +171,9 @@ class Collector:
             else:
                 result = Outcome(Status.ERROR, str(report.longrepr))
             passed = result.status is Status.PASSED
-            if not passed and call.excinfo is not None:
+            # a hidden check's calls are never kept: were they read when the likely mistake is
+            # picked, what a function does on hidden inputs alone would choose what a student reads
+            if not passed and call.excinfo is not None and grading.visibility is Visibility.VISIBLE:
                 calls = getattr(call.excinfo.value, "grader_calls", ())
                 place = self.rank.get(_name(item), len(self.rank))
                 self.evidence.setdefault(grading.exercise, []).append((place, tuple(calls)))
@@ -190,8 +193,9 @@ class Collector:
 
     def pytest_sessionfinish(self, session):
         """What the submission says of itself, read while it is still open, and the likely
-        mistake of each exercise that lost points (from the calls of its failed checks and
-        those on its probes, made before any hidden check)."""
+        mistake of each exercise that lost points, from what a student may see the function do
+        alone: the calls of its failed visible checks and those on its probes, all made before
+        any hidden check (a hidden check's calls are not kept)."""
         self.problem = self.submission.problem
         self.isolation = self.submission.isolation
         self.results.sort(key=lambda t: self.rank.get(t.name, len(self.rank)))

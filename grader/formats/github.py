@@ -7,6 +7,7 @@ import json
 
 from ..core.inert import one_line, visible
 from ..core.results import Report, Status, Visibility
+from .text import not_final, score_of
 
 _STATUS = {
     Status.PASSED: "pass",
@@ -18,7 +19,12 @@ _STATUS = {
 
 
 def to_github(report: Report) -> dict:
-    """``{"version": 3, "status", "max_score", "tests": [...]}``; test scores add up to the grade."""
+    """``{"version": 3, "status", "max_score", "tests": [...]}``; test scores add up to the grade.
+
+    An unfinished report (a wall-clock guard stopped a check) has no grade: its result carries
+    no ``score`` and no top-level ``max_score``. GitHub Classroom's grading reporter adds up the
+    tests' scores of each result that has a ``max_score`` and leaves the others out, so it
+    sends no points for this run rather than a sum that is no grade; ``status`` is ``error``."""
     statuses = {t.status for t in report.tests}
     if report.problem or report.unfinished:  # an unfinished score is no grade
         overall = "error"
@@ -33,11 +39,12 @@ def to_github(report: Report) -> dict:
     tests = []
     for t in report.tests:
         hidden = t.visibility is Visibility.HIDDEN
-        message = (
-            ""
-            if t.status is Status.PASSED
-            else ("failed (details are hidden)" if hidden else t.feedback + likely.get(t.exercise, ""))
-        )
+        if t.status is Status.PASSED:
+            message = ""
+        elif t.unfinished:  # the machine's doing, not the student's: said the same, hidden or not
+            message = f"unfinished: {not_final(report)}"
+        else:
+            message = "failed (details are hidden)" if hidden else t.feedback + likely.get(t.exercise, "")
         tests.append(
             {
                 "name": f"{t.exercise}: {t.name.replace('_', ' ')}",
@@ -51,6 +58,10 @@ def to_github(report: Report) -> dict:
                 "execution_time": "",
             }
         )
+    if report.unfinished:
+        for test in tests:
+            del test["score"]
+        return {"version": 3, "status": overall, "tests": tests}
     return {"version": 3, "status": overall, "max_score": report.max_score, "tests": tests}
 
 
@@ -87,6 +98,10 @@ def first_reason(report: Report, exercise: str) -> str:
     line of feedback (a hidden check's details stay hidden)."""
     for t in report.tests:
         if t.exercise == exercise and t.status is not Status.PASSED:
+            if t.unfinished:
+                return (
+                    f"{t.name.replace('_', ' ')}: unfinished, the machine was too busy (run it again later)"
+                )
             if t.visibility is Visibility.HIDDEN:
                 return f"{t.name.replace('_', ' ')}: failed (details are hidden)"
             line = next((s for s in t.feedback.splitlines() if s.strip()), t.status.value)
@@ -108,8 +123,8 @@ def annotations(report: Report, *, file: str) -> list[str]:
     for e in report.exercises:
         if e.score >= e.max_score:
             continue
-        level = "error" if e.score <= 0 else "warning"
-        title = escape_property(f"{e.name}: {e.score:g}/{e.max_score:g}")
+        level = "error" if e.score <= 0 and not e.unfinished else "warning"
+        title = escape_property(f"{e.name}: {score_of(e)}")
         found.append(f"::{level} {where},title={title}::{escape_data(first_reason(report, e.name))}")
     return found
 
@@ -117,7 +132,9 @@ def annotations(report: Report, *, file: str) -> list[str]:
 def step_summary(report: Report, *, title: str, text: str) -> str:
     """The job summary (GitHub-flavoured markdown): the total once, a line per exercise, and
     ``text`` (the readable report) as a block of code, whatever it holds."""
-    lines = [f"## {title}: {report.score:g}/{report.max_score:g}", ""]
+    lines = [f"## {title}: {score_of(report)}", ""]
+    if report.unfinished:
+        lines += [not_final(report), ""]
     if report.problem:
         lines += ["The file could not be graded; the report below says why.", ""]
     lines += ["| exercise | points | |", "|---|---:|---|"]
@@ -125,7 +142,7 @@ def step_summary(report: Report, *, title: str, text: str) -> str:
         checks = [t for t in report.tests if t.exercise == e.name]
         passed = sum(t.status is Status.PASSED for t in checks)
         verdict = "all checks pass" if passed == len(checks) else f"{passed} of {len(checks)} checks pass"
-        lines.append(f"| `{e.name}` | {e.score:g}/{e.max_score:g} | {verdict} |")
+        lines.append(f"| `{e.name}` | {score_of(e)} | {verdict} |")
     fence = "`" * max(3, _longest_backticks(text) + 1)  # no line of the report can close it
     lines += ["", "<details><summary>The full report</summary>", "", fence + "text", visible(text).rstrip()]
     lines += [fence, "", "</details>", ""]

@@ -85,6 +85,8 @@ def _visible_summary(report: Report, exercise: str) -> str:
         return f"{exercise}: hidden checks only (shown once grades are published)"
     score = sum(t.score for t in seen)
     max_score = sum(t.max_score for t in seen)
+    if any(t.unfinished for t in seen):  # no number: it would be no grade
+        return f"{exercise}: unfinished (out of {max_score:g} on the checks you can see)"
     return f"{exercise}: {score:g}/{max_score:g} on the checks you can see"
 
 

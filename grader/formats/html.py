@@ -23,7 +23,7 @@ import numpy as np
 from ..core.inert import one_line, visible
 from ..core.pictures import Heatmap
 from ..core.results import Report, Status, TestResult, Visibility
-from .text import not_final, parts
+from .text import not_final, parts, score_of
 
 #: Entries of one input table at most; a larger input is given by its shape (the JSON holds it).
 LARGEST_TABLE = 400
@@ -75,8 +75,7 @@ def to_html(report: Report, *, heading: str = "", details: bool = False) -> str:
         full = "full" if not failed else "lost"
         parts_ = [
             f'<section class="exercise" id="{_e(exercise.name)}">',
-            f'<h2>{_e(exercise.name)} <span class="score {full}">'
-            f"{_points(exercise.score)}/{_points(exercise.max_score)}</span></h2>",
+            f'<h2>{_e(exercise.name)} <span class="score {full}">{score_of(exercise)}</span></h2>',
             f"<p>{len(tests) - len(failed)} of {len(tests)} checks pass</p>",
         ]
         for number, diagnosis in enumerate(exercise.diagnoses):
@@ -92,7 +91,7 @@ def to_html(report: Report, *, heading: str = "", details: bool = False) -> str:
         parts_.append("</section>")
         body += parts_
     body.append(
-        f'<p class="total">Total: {_points(report.score)}/{_points(report.max_score)}</p>'
+        f'<p class="total">Total: {score_of(report)}</p>'
         + (f'<p class="lost">{html.escape(not_final(report))}</p>' if report.unfinished else "")
         + (f"<p>Isolation: {html.escape(report.isolation.describe())}</p>" if report.isolation else "")
     )

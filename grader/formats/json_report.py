@@ -15,14 +15,23 @@ from ..core.settings import Isolation
 SCHEMA_VERSION = 1
 
 
+def _score(item) -> float | None:
+    """A report's, exercise's or check's points; ``None`` (JSON's ``null``) where a wall-clock
+    guard stopped it or one of its checks: such a number would be no grade."""
+    return None if item.unfinished else item.score
+
+
 def to_dict(report: Report) -> dict:
-    """The report as ``{"score", "max_score", "exercises", "tests", ...}``."""
+    """The report as ``{"score", "max_score", "unfinished", "exercises", "tests", ...}``; a score
+    is ``null`` where ``unfinished`` is true."""
     return {
-        "score": report.score,
+        "score": _score(report),
         "max_score": report.max_score,
+        "unfinished": report.unfinished,
         "exercises": {
             e.name: {
-                "score": e.score,
+                "score": _score(e),
+                "unfinished": e.unfinished,
                 "max_score": e.max_score,
                 "diagnoses": [d.to_dict() for d in e.diagnoses],
             }
@@ -32,7 +41,7 @@ def to_dict(report: Report) -> dict:
             {
                 "name": t.name,
                 "exercise": t.exercise,
-                "score": t.score,
+                "score": _score(t),
                 "max_score": t.max_score,
                 "status": t.status.value,
                 "visibility": t.visibility.value,
@@ -57,7 +66,7 @@ def from_dict(data: dict) -> Report:
             name=t["name"],
             exercise=t["exercise"],
             max_score=t["max_score"],
-            score=t["score"],
+            score=0 if t["score"] is None else t["score"],  # unfinished: no points were given
             status=Status(t["status"]),
             visibility=Visibility(t["visibility"]),
             title=t.get("description", ""),

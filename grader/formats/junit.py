@@ -7,7 +7,8 @@ properties on suites only, so each exercise's suite carries its name, points and
 points and maximum of each of its checks (``CHECK.score``, ``CHECK.max_score``); each test case
 also says its points in ``<system-out>``, which GitLab shows. A failed check carries the first
 line of its feedback as the failure's ``message`` and the whole feedback as its text (a hidden
-check's details stay hidden, as in the GitHub format).
+check's details stay hidden, as in the GitHub format). Where a wall-clock guard stopped a check
+its points, and its exercise's, are written ``unfinished``: such a number would be no grade.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import xml.etree.ElementTree as ET
 
 from ..core.inert import visible
 from ..core.results import Report, Status, Visibility
+from .text import UNFINISHED, not_final
 
 #: Characters XML 1.0 cannot hold at all, even escaped (after :func:`visible`, only a few remain).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -28,6 +30,12 @@ def _text(value: str) -> str:
 
 def _points(x) -> str:
     return f"{x:g}"
+
+
+def _score(item) -> str:
+    """An exercise's or a check's points, or ``unfinished`` where a wall-clock guard stopped it:
+    no number that is no grade."""
+    return UNFINISHED if item.unfinished else _points(item.score)
 
 
 def _add_properties(parent: ET.Element, pairs: list[tuple[str, str]]) -> None:
@@ -49,25 +57,30 @@ def _exercise_suites(report: Report, *, prefix: str) -> list[ET.Element]:
             errors=str(sum(t.status in (Status.ERROR, Status.UNFINISHED) for t in checks)),
             skipped="0",
         )
-        pairs = [("exercise", e.name), ("score", _points(e.score)), ("max_score", _points(e.max_score))]
+        pairs = [("exercise", e.name), ("score", _score(e)), ("max_score", _points(e.max_score))]
         if report.problem:
             pairs.append(("problem", report.problem))
+        if e.unfinished:
+            pairs.append(("unfinished", not_final(report)))
         for t in checks:
-            pairs += [(f"{t.name}.score", _points(t.score)), (f"{t.name}.max_score", _points(t.max_score))]
+            pairs += [(f"{t.name}.score", _score(t)), (f"{t.name}.max_score", _points(t.max_score))]
         _add_properties(suite, pairs)
         for t in checks:
             case = ET.SubElement(suite, "testcase", name=t.name, classname=_text(f"{prefix}.{e.name}"))
             if t.status is not Status.PASSED:
-                hidden = t.visibility is Visibility.HIDDEN
+                hidden = t.visibility is Visibility.HIDDEN and not t.unfinished  # the machine's, said
                 feedback = "failed (details are hidden)" if hidden else (t.feedback or t.status.value)
                 first = next((s.strip() for s in feedback.splitlines() if s.strip()), t.status.value)
                 tag = "error" if t.status in (Status.ERROR, Status.UNFINISHED) else "failure"
                 problem = ET.SubElement(case, tag, message=_text(first), type=t.status.value)
                 problem.text = _text(feedback)
             out = ET.SubElement(case, "system-out")
-            out.text = (
-                f"{_points(t.score)}/{_points(t.max_score)} points ({e.name}, {t.visibility.value} check)"
+            points = (
+                f"unfinished, out of {_points(t.max_score)} points: the machine was too busy, run it again later"
+                if t.unfinished
+                else f"{_points(t.score)}/{_points(t.max_score)} points"
             )
+            out.text = f"{points} ({e.name}, {t.visibility.value} check)"
         suites.append(suite)
     return suites
 

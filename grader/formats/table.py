@@ -1,5 +1,8 @@
 """A score table: one row per submission, one column per exercise.
 
+A submission a wall-clock guard stopped shows ``unfinished`` where its scores would be (in the
+exercises concerned and the total), and is listed below the table with what to do.
+
 Labels are folder names and problems quote the student's file, both chosen by
 students: each is shown on one line through :func:`grader.core.inert.one_line`.
 """
@@ -8,6 +11,7 @@ from __future__ import annotations
 
 from ..core.inert import one_line
 from ..core.results import Report
+from .text import score_of
 
 
 def to_table(rows: list[tuple[str, Report]], exercises: tuple[str, ...]) -> str:
@@ -15,8 +19,8 @@ def to_table(rows: list[tuple[str, Report]], exercises: tuple[str, ...]) -> str:
     header = ["submission", *exercises, "total"]
     body = []
     for label, report in rows:
-        scores = {e.name: f"{e.score:g}/{e.max_score:g}" for e in report.exercises}
-        total = f"{report.score:g}/{report.max_score:g}"
+        scores = {e.name: score_of(e) for e in report.exercises}
+        total = score_of(report)
         body.append([one_line(label), *(scores.get(n, "-") for n in exercises), total])
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
@@ -31,4 +35,11 @@ def to_table(rows: list[tuple[str, Report]], exercises: tuple[str, ...]) -> str:
     if problems:
         lines += ["", "Files that could not be loaded:"]
         lines += [f"  {one_line(label)}: {one_line(problem)}" for label, problem in problems]
+    unfinished = [label for label, report in rows if report.unfinished]
+    if unfinished:
+        lines += [
+            "",
+            "Not graded, the machine was too busy to finish some checks (run the same command again later):",
+        ]
+        lines += [f"  {one_line(label)}" for label in unfinished]
     return "\n".join(lines) + "\n"

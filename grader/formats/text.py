@@ -23,7 +23,7 @@ import re
 import textwrap
 
 from ..core.inert import one_line, visible
-from ..core.results import EXAMPLE_LEAD, Report, Status, TestResult, Visibility
+from ..core.results import EXAMPLE_LEAD, ExerciseResult, Report, Status, TestResult, Visibility
 from .terminal import Style
 
 #: Width of the report when nothing says otherwise (a file, a pipe).
@@ -62,6 +62,19 @@ def not_final(report: Report) -> str:
 
 def _points(x) -> str:
     return f"{x:g}"
+
+
+#: What every format writes where a score would stand when a wall-clock guard stopped a check of
+#: it (the check, its exercise, the total): the number would be no grade.
+UNFINISHED = "unfinished"
+
+
+def score_of(item: Report | ExerciseResult | TestResult) -> str:
+    """``score/max_score`` of a report, an exercise or a check, or :data:`UNFINISHED` when a
+    wall-clock guard stopped it (or one of its checks): never a number that is no grade."""
+    if item.unfinished:
+        return UNFINISHED
+    return f"{_points(item.score)}/{_points(item.max_score)}"
 
 
 def _pts(t: TestResult) -> str:
@@ -235,7 +248,7 @@ def to_text(
     for exercise in report.exercises:
         tests = [t for t in report.tests if t.exercise == exercise.name]
         failed = [t for t in tests if t.status is not Status.PASSED]
-        score = f"{_points(exercise.score)}/{_points(exercise.max_score)}"
+        score = score_of(exercise)
         summary = (
             f"all {len(tests)} checks pass"
             if not failed
@@ -245,9 +258,9 @@ def to_text(
         lines.append(f"{style(f'{exercise.name:<20}', 'name')} {style(f'{score:>7}', role)}   {summary}")
         lines += exercise_lines(report, exercise.name, style=style, width=width, details=details, used=1)
         lines.append("")
-    lines += [rule, f"{'Total':<20} {_points(report.score)}/{_points(report.max_score)}"]
+    lines += [rule, f"{'Total':<20} {score_of(report)}"]
     if report.unfinished:
-        lines[-1] += "   (not final)"
+        lines[-1] += f" (out of {_points(report.max_score)}: not final)"
         lines += _fill(not_final(report), width, "")
     if report.isolation:
         lines.append(f"Isolation: {report.isolation.describe()}")
@@ -288,10 +301,12 @@ def exercise_lines(
 def _next_step(report: Report, style: Style, recheck: str) -> list[str]:
     """What to do next: the first exercise to fix and the command that checks just it."""
     for exercise in report.exercises:
-        if exercise.score != exercise.max_score:
-            failing = sum(
-                1 for t in report.tests if t.exercise == exercise.name and t.status is not Status.PASSED
-            )
+        failing = sum(
+            1
+            for t in report.tests
+            if t.exercise == exercise.name and t.status is not Status.PASSED and not t.unfinished
+        )
+        if failing:  # an unfinished check is nothing to fix: the report says to run it again
             checks = f"{failing} check{'s' if failing != 1 else ''}"
             return [
                 "",
