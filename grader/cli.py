@@ -9,6 +9,7 @@ run's settings are resolved once, here (:mod:`grader.core.lesson`,
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -95,7 +96,8 @@ def parser() -> argparse.ArgumentParser:
         "--lesson",
         default=None,
         metavar="NAME",
-        help="the lesson (default: the one the submission's file is named after, else the only one)",
+        help="the lesson (default: the only one, else the one the submission's file is named after "
+        "or whose functions it defines, else the course's [tool.grader] lesson)",
     )
 
     common = argparse.ArgumentParser(add_help=False, parents=[where])
@@ -357,6 +359,36 @@ def os_message(err: OSError) -> str:
     return one_line(f"could not use {' and '.join(files)}: {problem}")
 
 
+def _recheck(args) -> str:
+    """The ``check`` command that runs this one again, with what chose its course and lesson and
+    which checks it ran (the report adds ``--only`` for the exercise to fix next)."""
+    words = ["python", "-m", "grader", "check"]
+    if args.course is not None:
+        words += ["--course", str(args.course)]
+    if args.lesson is not None:
+        words += ["--lesson", args.lesson]
+    words += [flag for flag, on in (("--public", args.public), ("--explore", args.explore)) if on]
+    if args.path is not None:
+        words.append(str(args.path))
+    return shlex.join(words)
+
+
+def _nbgrader_lesson(course: Course, course_dir: Path, assignment: str | None) -> Lesson:
+    """The lesson of an nbgrader course: the one whose notebook (``NAME.ipynb``) its source,
+    release or collected assignments hold (that assignment alone, when named), if one alone."""
+    if len(course.lessons) > 1 and Path(course_dir).is_dir():
+        folder = assignment or "*"
+        places = (f"source/{folder}", f"release/{folder}", f"submitted/*/{folder}")
+        found = [
+            lesson
+            for lesson in course.lessons
+            if any(next(Path(course_dir).glob(f"{place}/{lesson.name}.ipynb"), None) for place in places)
+        ]
+        if len(found) == 1:
+            return found[0]
+    return course.choose()
+
+
 def _lessons(args, course: Course) -> tuple[Lesson, ...]:
     """The lessons a command for every lesson works on: the one named, else all."""
     if args.lesson is not None:
@@ -380,7 +412,10 @@ def main(argv: list[str] | None = None) -> int:
             return nbgrader_course.main(
                 lessons=_lessons(args, course), out_dir=args.out_dir, assignment=args.assignment
             )
-        lesson = course.choose(args.lesson, getattr(args, "path", None), getattr(args, "folder", None))
+        if args.command == "nbgrader-collect" and args.lesson is None:
+            lesson = _nbgrader_lesson(course, args.course_dir, args.assignment)
+        else:
+            lesson = course.choose(args.lesson, getattr(args, "path", None), getattr(args, "folder", None))
         settings = _settings(args, lesson) if args.command in _GRADING else None
         if args.command == "check":
             return check.main(
@@ -390,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
                 details=args.details,
                 colour=args.colour,
                 html=args.html,
+                recheck=_recheck(args),
             )
         if args.command == "grade":
             return grade.main(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.core.intake import IntakeError
 from grader.core.lesson import Course, LessonError, find_course
 from grader.formats.notebook import fill_solutions, reference_parts, write_notebook
 
@@ -104,11 +106,51 @@ def test_the_lesson_of_a_submission_is_the_one_it_is_named_after(two_lessons, tm
     assert course.choose(None, tmp_path / "bob").name == "toy"
     assert course.choose(None, tmp_path / "bob" / "toy.ipynb").name == "toy"
     assert course.choose("toy", tmp_path / "ann").name == "toy"  # --lesson wins
+    (tmp_path / "elsewhere.py").write_text("def unrelated():\n    pass\n")
     with pytest.raises(LessonError, match="which lesson.*--lesson NAME; its lessons: toy, twin"):
         course.choose(None, tmp_path / "elsewhere.py")
     with pytest.raises(LessonError, match="no lesson 'nope'.*its lessons: toy, twin"):
         course.choose("nope")
     assert Course.at(TOY_COURSE).choose(None, tmp_path / "elsewhere.py") is not None  # the only one
+    # the twin's functions are the toy's: a file of another name that defines them is either's
+    (tmp_path / "mine.py").write_text((two_lessons / "solutions" / "toy.py").read_text())
+    with pytest.raises(LessonError, match="mine.py defines functions of toy and twin alike"):
+        course.choose(None, tmp_path / "mine.py")
+
+
+def test_a_missing_submission_is_called_missing_before_any_question_of_lesson(two_lessons, tmp_path):
+    course = Course.at(two_lessons)
+    with pytest.raises(IntakeError, match="nowhere.py does not exist$"):
+        course.choose(None, tmp_path / "nowhere.py")
+    (tmp_path / "twin.py").write_text("")
+    with pytest.raises(
+        IntakeError, match=r"Twin.py does not exist \(there is .*twin.py: the name must match"
+    ):
+        course.choose(None, tmp_path / "Twin.py")
+    done = grader_in(two_lessons, "check", str(tmp_path / "nowhere.py"))
+    one_line_error(done, "nowhere.py does not exist")
+    assert "which lesson" not in done.stderr
+
+
+def test_the_course_can_name_its_default_lesson(two_lessons, tmp_path):
+    """``[tool.grader] lesson`` in the course's pyproject.toml answers when nothing else does;
+    a file's own name, or its functions, still come first."""
+    course = Course.at(two_lessons)
+    assert course.default() is None
+    (two_lessons / "pyproject.toml").write_text('[project]\nname = "c"\n\n[tool.grader]\nlesson = "twin"\n')
+    course = Course.at(two_lessons)
+    assert course.default().name == "twin" and course.choose().name == "twin"
+    assert course.choose(None, two_lessons / "solutions" / "toy.py").name == "toy"
+    done = grader_in(two_lessons, "grade", "--format", "json", "exercises/twin.py")
+    assert done.returncode == 0, done.stderr
+    (two_lessons / "pyproject.toml").write_text('[tool.grader]\nlesson = "nope"\n')
+    with pytest.raises(LessonError, match="names 'nope' as the default lesson.*its lessons: toy, twin"):
+        Course.at(two_lessons).choose()
+    (two_lessons / "pyproject.toml").write_text("[tool.grader\nlesson = ")
+    with pytest.raises(LessonError, match="pyproject.toml could not be read"):
+        Course.at(two_lessons).choose()
+    (two_lessons / "pyproject.toml").write_text("[tool.grader]\nlesson = 3\n")
+    one_line_error(grader_in(two_lessons, "gallery"), "lesson must be a lesson's name in quotes")
 
 
 def test_commands_take_the_lesson_from_the_file_name_or_say_which_there_are(two_lessons, tmp_path):
@@ -321,6 +363,64 @@ def test_a_class_folder_names_its_lesson(tmp_path):
     (klass / "bob" / "attention.py").write_text("")
     with pytest.raises(LessonError, match="which lesson"):
         course.choose(klass=klass)  # both lessons' files: the instructor says which
-    with pytest.raises(LessonError, match="which lesson.*missing.py does not exist"):
+    with pytest.raises(IntakeError, match="missing.py does not exist"):
         course.choose(submission=tmp_path / "missing.py")
+    (tmp_path / "Attention.py").write_text("")
     assert course.choose(submission=tmp_path / "Attention.py").name == "attention"  # its command says why
+
+
+def test_a_file_of_any_name_is_the_lesson_whose_functions_it_defines(tmp_path):
+    """``my_attention.py`` needs no --lesson in a course of several lessons: it defines the first
+    lesson's functions (even as a notebook), and ``check`` grades it as that lesson."""
+    from grader.core.lesson import find_course
+
+    course = find_course()
+    for lesson in course.lessons:
+        mine = tmp_path / f"my_{lesson.name}.py"
+        mine.write_text(lesson.solution.read_text(encoding="utf-8"), encoding="utf-8")
+        assert course.choose(submission=mine) == lesson
+    half = tmp_path / "half.py"  # one function of a lesson is enough when no other lesson's is there
+    half.write_text(f"def {course.lessons[-1].exercises[-1]}(x):\n    return x\n")
+    assert course.choose(submission=half) == course.lessons[-1]
+    broken = tmp_path / "broken.py"
+    broken.write_text("def (:\n")
+    with pytest.raises(LessonError, match="which lesson.*defines none of their functions"):
+        course.choose(submission=broken)
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    with pytest.raises(IntakeError, match="not a regular file|FIFO|pipe"):  # never read: no hang
+        course.choose(submission=fifo)
+    first = course.lessons[0]
+    done = run_env(
+        tmp_path, {**os.environ}, "-m", "grader", "check", f"my_{first.name}.py", "--course", str(ROOT)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"Checking my_{first.name}.py" in done.stdout and re.search(r"^Total +100/100$", done.stdout, re.M)
+
+
+def test_the_next_step_keeps_the_course_and_lesson_it_was_run_with(two_lessons, tmp_path):
+    """The "Next:" line of ``check`` is a command that runs as written from where it was typed."""
+    done = grader_in(tmp_path, "check", "--course", str(two_lessons), "--lesson", "twin", "--public")
+    assert done.returncode == 1, done.stderr
+    wanted = f"python -m grader check --course {two_lessons} --lesson twin --public --only "
+    assert wanted in done.stdout, done.stdout[-1500:]
+
+
+def test_nbgrader_collect_finds_the_lesson_its_notebooks_are_of(tmp_path):
+    """In a course of several lessons, the nbgrader course's notebooks name the lesson."""
+    course = find_course()
+    assert len(course.lessons) > 1
+    last = course.lessons[-1]
+    notebook = tmp_path / "nb" / "submitted" / "ada" / last.name / f"{last.name}.ipynb"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text("{}")
+    done = grader_in(tmp_path, "nbgrader-collect", "nb", "class", "--course", str(ROOT))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "class" / "ada" / f"{last.name}.ipynb").is_file()
+    (tmp_path / "nb" / "submitted" / "bob" / course.lessons[0].name).mkdir(parents=True)
+    (
+        tmp_path / "nb" / "submitted" / "bob" / course.lessons[0].name / f"{course.lessons[0].name}.ipynb"
+    ).write_text("{}")
+    one_line_error(
+        grader_in(tmp_path, "nbgrader-collect", "nb", "class2", "--course", str(ROOT)), "which lesson?"
+    )

@@ -34,16 +34,18 @@ def main(
     details: bool = False,
     colour: str | None = None,
     html: Path | None = None,
+    recheck: str | None = None,
 ) -> int:
     """Check ``path`` (default: the lesson's stubs, the student's file) and print the report
     (every failure in full with ``details``; also as an HTML page written to ``html``); 0 when every
     check passes, :data:`UNFINISHED_EXIT` when the machine was too busy to finish one (the report
-    says so, and to run it again), 1 otherwise."""
+    says so, and to run it again), 1 otherwise. ``recheck`` is the command that runs it again
+    (default: ``check`` and the path)."""
     intake, file = take_in(lesson.stubs if path is None else path, lesson.filename)
     report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
     how = "fresh random inputs" if settings.profile is Profile.EXPLORE else "the same inputs as the grader"
     style, width = terminal_layout(sys.stdout, colour)
-    again = "python -m grader check" + ("" if path is None else f" {shlex.quote(str(path))}")
+    again = recheck or "python -m grader check" + ("" if path is None else f" {shlex.quote(str(path))}")
     text = to_text(
         report,
         heading=f"Checking {file} with {how}",

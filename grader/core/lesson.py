@@ -22,18 +22,28 @@ from __future__ import annotations
 import ast
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import LessonError
 from .installed import IMPORTED_FROM
+from .intake import open_submission
 from .pylines import comment_only_lines
 from .solution import BEGIN
+
+if sys.version_info >= (3, 11):
+    from tomllib import load as toml_load
+else:  # pragma: no cover - Python 3.10
+    from tomli import load as toml_load
 
 #: The environment variable naming the course when no ``--course`` is given.
 COURSE_VARIABLE = "GRADER_COURSE"
 #: The file of a student release that lists a lesson's exercises (it has no solution).
 OUTLINE = "lesson.json"
+#: The course's own default lesson, for commands nothing else tells: ``lesson = "NAME"`` in the
+#: ``[tool.grader]`` table of its ``pyproject.toml``.
+DEFAULT_TABLE = ("tool", "grader")
 
 
 @dataclass(frozen=True)
@@ -160,11 +170,16 @@ class Course:
     def choose(
         self, name: str | None = None, submission: Path | None = None, klass: Path | None = None
     ) -> Lesson:
-        """The lesson a command works on: the one named, else the one whose file the submission
-        is (``NAME.py``, ``NAME.ipynb``, or a folder holding one), else the one whose file the
-        student folders of ``klass`` hold, else the only one."""
+        """The lesson a command works on, from the first that tells: the one named; a submission
+        that does not exist (its IntakeError, the real problem, comes first); the only one; the
+        one whose file the submission is (``NAME.py``, ``NAME.ipynb``, or a folder holding one);
+        the one whose functions a submission file of another name defines (most of them, alone);
+        the one whose file the student folders of ``klass`` hold; the course's default
+        (``[tool.grader] lesson`` in its ``pyproject.toml``)."""
         if name is not None:
             return self.lesson(name)
+        if submission is not None and not os.path.lexists(submission):
+            open_submission(submission, Path(submission).name)  # raises, with its hint
         if len(self.lessons) == 1:
             return self.lessons[0]
         if submission is not None:
@@ -172,17 +187,89 @@ class Course:
                 found = [lesson for lesson in self.lessons if holds(Path(submission), lesson.name)]
                 if len(found) == 1:
                     return found[0]
+            by_functions = self._by_functions(Path(submission))
+            if by_functions is not None:
+                return by_functions
         if klass is not None and Path(klass).is_dir():
             found = [lesson for lesson in self.lessons if _class_holds(Path(klass), lesson.name)]
             if len(found) == 1:
                 return found[0]
-        missing = f" ({submission} does not exist)" if submission and not os.path.lexists(submission) else ""
-        raise LessonError(f"which lesson? pass --lesson NAME; {self._listing()}{missing}")
+        default = self.default()
+        if default is not None:
+            return default
+        told = (
+            f" ({submission} is none of their files and defines none of their functions)"
+            if submission
+            else ""
+        )
+        raise LessonError(f"which lesson? pass --lesson NAME; {self._listing()}{told}")
+
+    def _by_functions(self, path: Path) -> Lesson | None:
+        """The lesson most of whose exercises the file at ``path`` defines, if one alone does;
+        LessonError if two tie."""
+        defined = defined_functions(path)
+        counts = {lesson: len(defined & set(lesson.exercises)) for lesson in self.lessons}
+        best = max(counts.values(), default=0)
+        found = [lesson for lesson, count in counts.items() if count == best]
+        if best == 0:
+            return None
+        if len(found) > 1:
+            names = " and ".join(lesson.name for lesson in found)
+            raise LessonError(f"which lesson? {path} defines functions of {names} alike; pass --lesson NAME")
+        return found[0]
+
+    def default(self) -> Lesson | None:
+        """The course's default lesson (``[tool.grader] lesson`` in its ``pyproject.toml``), if
+        it names one; LessonError if it names none of the course's."""
+        name = course_default(self.root)
+        if name is None:
+            return None
+        for lesson in self.lessons:
+            if lesson.name == name:
+                return lesson
+        raise LessonError(
+            f"{self.root / 'pyproject.toml'} names {name!r} as the default lesson ([tool.grader] lesson), "
+            f"but there is no such lesson; {self._listing()}"
+        )
 
     def _listing(self) -> str:
         if not self.lessons:
             return "it holds no lesson (solutions/NAME.py with tests/checks/NAME/)"
         return f"its lessons: {', '.join(self.names)}"
+
+
+def defined_functions(path: Path) -> frozenset[str]:
+    """The names of the top-level functions the file at ``path`` defines (a notebook: its code),
+    read as every command reads a submission (bounded, no link, no FIFO: IntakeError says why);
+    none for a folder or for code that does not parse (the command then says why)."""
+    if path.is_dir():
+        return frozenset()
+    source = open_submission(path, path.name).source
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    return frozenset(
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+
+
+def course_default(root: Path) -> str | None:
+    """The default lesson the course at ``root`` names (``[tool.grader] lesson``), or None."""
+    project = root / "pyproject.toml"
+    try:
+        with project.open("rb") as f:
+            table = toml_load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        raise LessonError(f"{project} could not be read ({err})") from None
+    for key in DEFAULT_TABLE:
+        table = table.get(key, {}) if isinstance(table, dict) else {}
+    name = table.get("lesson") if isinstance(table, dict) else None
+    if name is not None and not isinstance(name, str):
+        raise LessonError(f"{project}: [tool.grader] lesson must be a lesson's name in quotes")
+    return name
 
 
 def _exercises(source: Path, outline: Path) -> tuple[str, ...]:
