@@ -54,7 +54,7 @@ def not_final(report: Report) -> str:
         return ""
     checks = f"{count} check{'s' if count != 1 else ''}"
     return (
-        f"This score is not final: the computer was too busy to finish {checks} (marked UNFINISHED). "
+        f"No grade yet: the computer was too busy to finish {checks} (marked UNFINISHED). "
         "That is not a mistake in your code. Run the same command again later, when the computer "
         "is less busy."
     )
