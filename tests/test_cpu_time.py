@@ -231,7 +231,7 @@ def test_every_report_says_an_unfinished_score_is_not_final():
     report = _unfinished_report()
     assert report.unfinished and from_dict(json.loads(json.dumps(to_dict(report)))).unfinished
     text = to_text(report)
-    assert "[UNFINISHED]" in text and "not final" in text and "again later" in text
+    assert "[UNFINISHED]" in text and "No grade yet" in text and "again later" in text
     gradescope = to_gradescope(report, execution_time=1.0)
     assert "score" not in gradescope and all("score" not in t for t in gradescope["tests"])
     assert to_github(report)["status"] == "error"
