@@ -21,6 +21,7 @@ from .commands import (
     gallery,
     grade,
     gradescope,
+    lint,
     nbgrader_course,
     release,
     stream,
@@ -311,6 +312,20 @@ def parser() -> argparse.ArgumentParser:
         help="regenerate each lesson's exercises/NAME.py (or the one named) from its solution",
     )
     e.add_argument("--check", action="store_true", help="only report whether it is up to date")
+
+    lt = sub.add_parser(
+        "lint",
+        parents=[where],
+        help="check each lesson (or the one named) without a student: marks, points, strategies, "
+        "diagnoses, pictures, catalog",
+    )
+    lt.add_argument(
+        "--max-examples",
+        type=_positive,
+        default=lint.LINT_EXAMPLES,
+        metavar="N",
+        help=f"examples per check run on the reference (default {lint.LINT_EXAMPLES})",
+    )
     return p
 
 
@@ -408,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
         course = find_course(args.course)
         if args.command == "exercises":
             return exercises.main(lessons=_lessons(args, course), check=args.check)
+        if args.command == "lint":
+            return lint.main(lessons=_lessons(args, course), examples=args.max_examples)
         if args.command == "nbgrader-course":
             return nbgrader_course.main(
                 lessons=_lessons(args, course), out_dir=args.out_dir, assignment=args.assignment
