@@ -9,6 +9,7 @@ run's settings are resolved once, here (:mod:`grader.core.lesson`,
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -23,13 +24,14 @@ from .commands import (
     gradescope,
     lint,
     nbgrader_course,
+    new_lesson,
     release,
     stream,
 )
 from .core.errors import GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
-from .core.lesson import Course, Lesson, find_course
+from .core.lesson import COURSE_VARIABLE, Course, Lesson, find_course, is_course
 from .core.settings import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
@@ -326,7 +328,32 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"examples per check run on the reference (default {lint.LINT_EXAMPLES})",
     )
+
+    nl = sub.add_parser(
+        "new-lesson",
+        help="scaffold a new lesson's files (reference, checks, diagnoses, pictures, catalog, gallery)",
+    )
+    nl.add_argument("name", help="the lesson's name: students hand in NAME.py")
+    nl.add_argument(
+        "--course",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the course folder (default: $GRADER_COURSE, else the working folder or the nearest "
+        "parent that is a course, else the working folder, as a new course)",
+    )
     return p
+
+
+def _new_course_root(given: Path | None) -> Path:
+    """Where ``new-lesson`` writes: the course named, else the working folder's (it or its
+    nearest parent that is a course), else the working folder itself, a new course."""
+    if given is None and os.environ.get(COURSE_VARIABLE):
+        given = Path(os.environ[COURSE_VARIABLE])
+    if given is not None:
+        return given
+    here = Path.cwd()
+    return next((folder for folder in (here, *here.parents) if is_course(folder)), here)
 
 
 #: The commands that grade on the command line's settings (``gradescope-run`` chooses its own).
@@ -420,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grader: {refusal}", file=sys.stderr)
         return 2
     try:
+        if args.command == "new-lesson":
+            return new_lesson.main(name=args.name, root=_new_course_root(args.course))
         course = find_course(args.course)
         if args.command == "exercises":
             return exercises.main(lessons=_lessons(args, course), check=args.check)
