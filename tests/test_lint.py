@@ -317,6 +317,42 @@ def catalog_bug_without_its_exercise(c):
     )
 
 
+def catalog_entry_defining_none_of_the_functions(c):
+    edit(c / "tests/catalog/toy/correct/entry.py", "def center_tokens(x):", "def centre_tokens(x):")
+    return (
+        Path("tests/catalog/toy/correct/entry.py"),
+        '"""center_tokens written',
+        "defines none of the lesson's",
+    )
+
+
+def shows_that_fits_the_reference(c):
+    edit(
+        c / CHECKS / "diagnoses.py",
+        'shows=lambda seen: any("x" in one.call.mutated for one in seen)',
+        "shows=lambda seen: True",
+    )
+    return (
+        CHECKS / "diagnoses.py",
+        "shows=lambda seen: True",
+        "finds this mistake in the reference's own calls",
+    )
+
+
+def hint_that_stops(c):
+    edit(
+        c / CHECKS / "diagnoses.py",
+        '"each token is divided by its mean instead of moved by it"',
+        "lambda arguments: f\"divided by the mean, for y = {arguments['y']}\"",
+    )
+    return CHECKS / "diagnoses.py", "lambda arguments:", "the hint stops with KeyError"
+
+
+def weak_checks_as_one_string(c):
+    edit(c / CHECKS / "work.py", '("centering_keeps_the_shape",)', '("centering_keeps_the_shape")')
+    return CHECKS / "work.py", '("centering_keeps_the_shape")', "must be a tuple of names"
+
+
 BREAKS = [
     mark_names_no_exercise,
     mark_with_no_points,
@@ -340,6 +376,10 @@ BREAKS = [
     catalog_exercise_not_of_the_lesson,
     catalog_diagnosis_not_defined,
     catalog_bug_without_its_exercise,
+    catalog_entry_defining_none_of_the_functions,
+    shows_that_fits_the_reference,
+    hint_that_stops,
+    weak_checks_as_one_string,
 ]
 
 PROBLEM = re.compile(r"^(?P<file>[^:\s]+):(?P<line>\d+): (?P<message>.+)$")

@@ -372,12 +372,15 @@ def _mistake_call(node, code: str) -> ast.Call | None:
 
 
 def _keyword_line(call: ast.Call | None, keyword: str | None, default: int) -> int:
-    """The line of ``keyword=`` in ``call`` (of the call itself without one)."""
+    """The line of argument ``keyword`` of ``call`` (of the call itself without one)."""
     if call is None:
         return default
     for k in call.keywords:
         if k.arg == keyword:
             return k.value.lineno
+    place = {"code": 0, "hint": 1}.get(keyword)  # Mistake(code, hint, ...) may give these in order
+    if place is not None and place < len(call.args):
+        return call.args[place].lineno
     return call.lineno
 
 
