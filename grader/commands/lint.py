@@ -50,6 +50,8 @@ from ..engine.upkeep import no_local_constants
 #: Examples per check when the checks run on the reference: enough to meet a strategy's
 #: corners, few enough that a lesson is linted in seconds.
 LINT_EXAMPLES = 10
+#: The codes of a ``diagnoses.py`` that could not be read (its problem is said already).
+UNREAD = object()
 #: The kinds of catalog entries (``tests/catalog/NAME/KIND/*.py``).
 CATALOG_KINDS = ("bugs", "correct", "trivial")
 #: Exceptions that, raised by a lesson's mistake or picture, mean a slip in its code (a misspelt
@@ -472,6 +474,9 @@ def _lint_diagnoses(lesson: Lesson, found: Findings, reference: dict) -> set[tup
     default = getattr(probes_node, "lineno", 1)
     for exercise, listed in probes.items():
         key_line = getattr(probe_lines.get(exercise), "lineno", default)
+        if not isinstance(listed, (list, tuple)):
+            found.add(path, key_line, f"PROBES[{exercise!r}] must be a list of dicts of arguments by name")
+            continue
         if exercise not in lesson.exercises:
             found.add(
                 path,
@@ -497,6 +502,9 @@ def _lint_diagnoses(lesson: Lesson, found: Findings, reference: dict) -> set[tup
     for exercise, listed in mistakes.items():
         key_node = mistake_lines.get(exercise)
         key_line = getattr(key_node, "lineno", default)
+        if not isinstance(listed, (list, tuple)):
+            found.add(path, key_line, f"MISTAKES[{exercise!r}] must be a list of grader.diagnosis.Mistake")
+            continue
         if exercise not in lesson.exercises:
             found.add(
                 path,
@@ -505,7 +513,12 @@ def _lint_diagnoses(lesson: Lesson, found: Findings, reference: dict) -> set[tup
                 f"(its exercises: {', '.join(lesson.exercises)})",
             )
             continue
-        given = [p for p in probes.get(exercise, ()) if isinstance(p, dict)]
+        listed_probes = probes.get(exercise, ())
+        given = (
+            [p for p in listed_probes if isinstance(p, dict)]
+            if isinstance(listed_probes, (list, tuple))
+            else []
+        )
         given = [p for p in given if not _binds(reference[exercise], p)]
         if listed and not given:
             found.add(
@@ -744,6 +757,8 @@ def _lint_catalog(lesson: Lesson, found: Findings, codes: set[tuple[str, str]] |
                 found.add(path, 1, 'a bug must say which exercise it breaks: EXERCISE = "name"')
                 continue
             diagnosis = _declared(tree, "DIAGNOSIS")
+            if codes is UNREAD:
+                continue  # diagnoses.py could not be read: its own problem is said
             if codes is None:
                 if diagnosis is not None:
                     found.add(
@@ -802,11 +817,25 @@ def lint(lesson: Lesson, *, examples: int = LINT_EXAMPLES) -> Findings:
                 lines.get(exercise, (1, 1))[1],
                 f"{exercise} has no check: add one to {_shown(lesson.checks)}",
             )
-    codes = _lint_diagnoses(lesson, found, reference) if lesson.diagnoses.is_file() else None
-    _lint_pictures(lesson, found, reference)
-    _lint_weak(lesson, found)
-    _lint_catalog(lesson, found, codes)
+    codes = None
+    if lesson.diagnoses.is_file():
+        codes = _guarded(lesson, found, lesson.diagnoses, _lint_diagnoses, reference)
+        codes = UNREAD if codes is None else codes
+    _guarded(lesson, found, lesson.pictures, _lint_pictures, reference)
+    _guarded(lesson, found, lesson.work, _lint_weak)
+    _guarded(lesson, found, lesson.catalog, _lint_catalog, codes)
     return found
+
+
+def _guarded(lesson: Lesson, found: Findings, path: Path, step, *args):
+    """``step(lesson, found, *args)``; a declaration too far from what it should be to be read
+    (PROBES[exercise] not a list, ...) is said at its place, never as a traceback."""
+    try:
+        return step(lesson, found, *args)
+    except Exception as err:  # noqa: BLE001 - the lesson's declarations; said with their place
+        place = _error_place(lesson, err, (path, 1))
+        found.add(*place, f"{_shown(path)} could not be read as the grader reads it: {_said(err)}")
+        return None
 
 
 def summary(lesson: Lesson, found: Findings) -> str:
