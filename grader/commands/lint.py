@@ -116,7 +116,7 @@ def _mine(lesson: Lesson, path: str | Path) -> bool:
     return path == lesson.solution.resolve() or any(root in path.parents for root in roots)
 
 
-def _place(lesson: Lesson, tb, fallback: tuple[Path, int]) -> tuple[Path, int]:
+def _place(lesson: Lesson, tb, fallback: tuple[Path, int] | None) -> tuple[Path, int] | None:
     """The innermost frame of ``tb`` in one of the lesson's files, else ``fallback``."""
     found = fallback
     for frame, line in traceback.walk_tb(tb):
