@@ -208,7 +208,11 @@ def open_gradebook(path: Path) -> Gradebook:
     book = Gradebook.__new__(Gradebook)
     book.path = db
     try:
-        book.db = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True, isolation_level=None)
+        # no journal beside it: no batch has it open, and nothing need be written to read it (a
+        # read-only connection would leave -wal and -shm files); else read what the journal holds
+        alone = not db.with_name(db.name + "-wal").exists()
+        mode = "mode=ro&immutable=1" if alone else "mode=ro"
+        book.db = sqlite3.connect(f"file:{quote(str(db.resolve()))}?{mode}", uri=True, isolation_level=None)
         names = {r[1] for r in book.db.execute("PRAGMA table_info(grades)")}
         if not set(COLUMNS) <= names:
             raise sqlite3.DatabaseError("it holds no table of grades")
