@@ -191,4 +191,19 @@ def test_batch_writes_the_canvas_layout_with_a_roster(tmp_path):
     ]
     assert "'eve': no grade (missing" in done.stdout and "written as blank" in done.stdout
     bad = python("batch", str(klass), "--out", str(out), "--csv-format", "moodle", "--roster", str(roster))
-    assert bad.returncode == 2 and "has no column 'Username'" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and "has no column 'Email address'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_moodle_never_writes_a_blank_cell(book, tmp_path):
+    """Moodle's import reads an empty cell as "no grade" and clears the grade the student had
+    (MoodleDocs, Grade import: https://docs.moodle.org/311/en/Grade_import; the importer,
+    https://github.com/moodle/moodle/blob/master/grade/import/csv/classes/load_data.php): a
+    student without a grade gets no row, a 0 only when the instructor asks for it, and an
+    unfinished grade never a number."""
+    book.record(_row("una", Standing.UNFINISHED, message="unfinished, the machine was too busy"))
+    out = tmp_path / "g.csv"
+    written = book.export_csv(out, EXERCISES, Export(Layout.MOODLE), lesson="attention")
+    assert _read(out) == [["Username", "attention"], ["ada", "100"], ["bob", "0"]]
+    assert any("'una': no grade (unfinished" in n and "no row" in n for n in written.notes)
+    book.export_csv(out, EXERCISES, Export(Layout.MOODLE, unsubmitted=Unsubmitted.ZERO), lesson="attention")
+    assert dict(_read(out)[1:]) == {"ada": "100", "bob": "0", "eve": "0", "mallory": "0"}
