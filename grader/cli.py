@@ -403,7 +403,7 @@ def _lessons(args, course: Course) -> tuple[Lesson, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    refusal = unsupported_hypothesis()
+    refusal = None if args.command in ("export", "report") else unsupported_hypothesis()
     if refusal is not None:  # a grade would depend on Hypothesis internals we never read
         print(f"grader: {refusal}", file=sys.stderr)
         return 2

@@ -165,9 +165,14 @@ def read_roster(path: Path, key: str) -> Roster:
 def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str) -> Table:
     """The CSV of ``rows`` (the gradebook's :class:`grader.formats.gradebook.Row`, by student) in
     ``export``'s layout; pure: no file is read or written."""
-    assignment = export.assignment or lesson
-    by_student = {row.student: row for row in rows}
     notes: list[str] = []
+    assignment = _column(export, export.assignment or lesson, notes)
+    by_student = {row.student: row for row in rows}
+    if export.layout is Layout.CANVAS and export.roster is None:
+        notes.append(
+            "without --roster, Canvas's ID, SIS User ID and Section are left empty and Canvas matches "
+            "students by SIS Login ID alone: pass Canvas's own gradebook export as --roster"
+        )
     if export.roster is None:
         matched = [(None, row) for row in rows]
     else:
@@ -198,6 +203,28 @@ def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str
             )
     cells = tuple(tuple(csv_cell(c) for c in line) for line in body)
     return Table(tuple(csv_cell(h) for h in header), cells, export.layout is Layout.BLACKBOARD, tuple(notes))
+
+
+def _column(export: Export, name: str, notes: list[str]) -> str:
+    """The assignment's column: ``name``, or, when ``name`` lacks the id by which Canvas or
+    Blackboard finds its column and the roster (the LMS's own export) has exactly one column
+    that is ``name`` with an id, that column (noted)."""
+    pattern = {Layout.CANVAS: CANVAS_ID, Layout.BLACKBOARD: BLACKBOARD_ID}.get(export.layout)
+    if pattern is None or export.roster is None or pattern.search(name) or name in export.roster.header:
+        return name
+    bare = name.strip().casefold()
+    found = [h for h in export.roster.header if pattern.search(h) and _bare(pattern.sub("", h)) == bare]
+    if len(found) != 1:
+        return name
+    notes.append(
+        f"the grade goes into the roster's column '{one_line(found[0])}' (asked: '{one_line(name)}')"
+    )
+    return found[0]
+
+
+def _bare(header: str) -> str:
+    """A column's name without what an LMS adds after it (Blackboard's ``[Total Pts: ...]``)."""
+    return re.sub(r"\s*\[[^\]]*\]\s*$", "", header).strip().casefold()
 
 
 def _moodle_row(export: Export, line, row) -> bool:
