@@ -1,7 +1,7 @@
 """``export`` and ``report``: the files an instructor needs, from a gradebook, grading nothing.
 
     python -m grader export --from grades/gradebook.csv --out canvas.csv --csv-format canvas \\
-        --assignment "Attention (1234)" [--roster FILE] [--roster-key COLUMN]
+        --assignment "Lab 3 (1234)" [--roster FILE] [--roster-key COLUMN]
     python -m grader report --from grades/gradebook.csv [--out class_report.html]
 
 Both read the gradebook database a batch wrote beside its CSV (``grades/gradebook.sqlite``),
