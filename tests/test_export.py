@@ -181,6 +181,35 @@ def test_blackboard_header_carries_the_column_id_and_every_value_is_quoted(grade
     assert "no Grade Center column id" in _export(out, bb, "--csv-format", "blackboard").stdout
 
 
+def test_a_hostile_folder_name_is_inert_in_every_layout(graded, tmp_path):
+    out, _ = graded
+    for layout in lms.Layout:
+        written = tmp_path / f"{layout}.csv"
+        assert _export(out, written, "--csv-format", layout.value).returncode == 0
+        text = written.read_text(encoding="utf-8")
+        assert "\u202e" not in text and "\\u202e" in text, layout  # the override written out
+        cells = [c for row in _read(written) for c in row if "onerror" in c]
+        assert cells and all(c.startswith("'=2+3") for c in cells), (layout, cells)
+
+
+def test_the_class_report_names_who_has_no_grade_and_why():
+    per = (ExerciseResult("f", 0, 2),)
+    rows = [
+        Row("una", Standing.UNFINISHED, "h", "s", 0, 2, per, "", "unfinished, the machine was too busy"),
+        Row("eve", Standing.MISSING, "h", "s", 0, 2, per, "", "nothing handed in"),
+        Row("ada", Standing.GRADED, "h", "s", 2, 2, (ExerciseResult("f", 2, 2),), "", ""),
+    ]
+    summary = summarise(rows, lesson="L", exercises=("f",))
+    assert summary.scores == (2,) and summary.unread == 1  # ada's report is not in this gradebook
+    assert [(n.student, n.standing) for n in summary.no_grade] == [
+        ("una", Standing.UNFINISHED),
+        ("eve", Standing.MISSING),
+    ]
+    page = to_class_html(summary)
+    assert "<td>una</td><td>unfinished</td><td>unfinished, the machine was too busy</td>" in page
+    assert "<td>eve</td><td>missing</td><td>nothing handed in</td>" in page
+
+
 # -- grading nothing
 
 

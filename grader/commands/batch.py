@@ -10,8 +10,11 @@ graded, sandboxed, several at a time, by long-lived grading processes
 absolute path and the hash, and grade only that very source. Results go to
 ``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
 submission), then to the CSV, and to one JSON and one text report per
-student in ``gradebook_reports/`` (the text is the one ``grade`` prints for the same file). Running the same command again grades only
-what is new, has changed, or got no grade last time.
+student in ``gradebook_reports/`` (the text is the one ``grade`` prints for the same file), and
+to the class report beside the CSV (``class_report.html``, :mod:`grader.formats.class_report`).
+Running the same command again grades only what is new, has changed, or got no grade last time;
+``export`` and ``report`` (:mod:`grader.commands.export`) write the same files from the
+gradebook alone, grading nothing.
 
 A grade that a wall-clock guard touched (the machine was too busy for some check, see
 :mod:`grader.sandbox.clock`) is no grade: such submissions are graded again at the end of

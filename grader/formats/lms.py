@@ -180,7 +180,7 @@ def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str
     if export.layout is Layout.MOODLE:  # a blank cell clears a grade Moodle has: no row instead
         kept = [(line, row) for line, row in matched if _moodle_row(export, line, row)]
         for line, row in matched:
-            if row is None and line is not None and (line, row) not in kept:
+            if row is None and line is not None and not _moodle_row(export, line, row) and any(line):
                 value = line[export.roster.header.index(export.roster.key)].strip()
                 notes.append(f"'{one_line(value)}': no grade; no row in the Moodle file")
         gone = [row for _, row in matched if row is not None and not _moodle_row(export, None, row)]
