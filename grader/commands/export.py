@@ -33,6 +33,7 @@ def main(*, source: Path, out: Path, export: Export) -> int:
     book = open_gradebook(source)
     try:
         lesson, exercises = book.about()
+        out.parent.mkdir(parents=True, exist_ok=True)
         written = book.export_csv(out, exercises, export, lesson=lesson or database_of(source).stem)
     finally:
         book.close()
