@@ -19,6 +19,7 @@ from .commands import (
     batch,
     check,
     exercises,
+    export,
     gallery,
     grade,
     gradescope,
@@ -213,7 +214,45 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("folder", nargs="?", type=Path, help="one subfolder per submission (default: bundled)")
     s.add_argument("--format", dest="fmt", choices=gallery.FORMATS, default="table")
 
-    b = sub.add_parser("batch", parents=[where, isolation], help="grade a whole class into a gradebook")
+    lms_options = argparse.ArgumentParser(add_help=False)
+    lms_options.add_argument(
+        "--csv-format",
+        choices=[layout.value for layout in lms.Layout],
+        default="plain",
+        help="the CSV's layout: plain (with a status column), or the one Canvas, Moodle or "
+        "Blackboard imports (default plain)",
+    )
+    lms_options.add_argument(
+        "--roster",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the LMS's own export of the class: students are matched with it, its columns kept",
+    )
+    lms_options.add_argument(
+        "--roster-key",
+        default=None,
+        metavar="COLUMN",
+        help="the roster's column that holds the student folder names (default: student, "
+        "SIS Login ID in Canvas, Email address in Moodle, Username in Blackboard)",
+    )
+    lms_options.add_argument(
+        "--assignment",
+        default=None,
+        metavar="NAME",
+        help="the grade's column in an LMS layout, as the LMS names it: Canvas's 'Name (id)', "
+        "Blackboard's 'Name |id' (default: the lesson)",
+    )
+    lms_options.add_argument(
+        "--unsubmitted",
+        choices=[u.value for u in lms.Unsubmitted],
+        default=None,
+        help="what a missing or failed submission gets: blank or zero (default: blank in an LMS "
+        "layout, where Moodle gets no row at all, zero in plain)",
+    )
+    b = sub.add_parser(
+        "batch", parents=[where, isolation, lms_options], help="grade a whole class into a gradebook"
+    )
     b.add_argument("folder", type=Path, help="one subfolder per student, each holding the lesson's file")
     b.add_argument(
         "--out", type=Path, default=Path("gradebook.csv"), help="the CSV to write (default gradebook.csv)"
@@ -228,39 +267,35 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="also write the class as JUnit XML (a suite per student and exercise), for CI dashboards",
     )
-    b.add_argument(
-        "--csv-format",
-        choices=[layout.value for layout in lms.Layout],
-        default="plain",
-        help="the CSV's layout: plain (with a status column), or the one Canvas, Moodle or "
-        "Blackboard imports (default plain)",
+    x = sub.add_parser(
+        "export",
+        parents=[lms_options],
+        help="write the gradebook a batch wrote in any layout, grading nothing",
     )
-    b.add_argument(
-        "--roster",
+    x.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        required=True,
+        metavar="GRADEBOOK.csv",
+        help="the CSV a batch wrote (its database, beside it, is read)",
+    )
+    x.add_argument("--out", type=Path, required=True, metavar="FILE", help="the CSV to write")
+    rp = sub.add_parser("report", help="write the class report of a gradebook, grading nothing")
+    rp.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        required=True,
+        metavar="GRADEBOOK.csv",
+        help="the CSV a batch wrote (its database, beside it, is read)",
+    )
+    rp.add_argument(
+        "--out",
         type=Path,
         default=None,
         metavar="FILE",
-        help="the LMS's own export of the class: students are matched with it, its columns kept",
-    )
-    b.add_argument(
-        "--roster-key",
-        default=None,
-        metavar="COLUMN",
-        help="the roster's column that holds the student folder names (default: student, "
-        "SIS Login ID in Canvas, Username in Moodle and Blackboard)",
-    )
-    b.add_argument(
-        "--assignment",
-        default=None,
-        metavar="NAME",
-        help="the grade's column in an LMS layout, as the assignment is named there (default: the lesson)",
-    )
-    b.add_argument(
-        "--unsubmitted",
-        choices=[u.value for u in lms.Unsubmitted],
-        default=None,
-        help="what a missing or failed submission gets: blank or zero "
-        "(default: blank in an LMS layout, zero in plain)",
+        help="the page to write (default: class_report.html beside the gradebook)",
     )
 
     z = sub.add_parser("gradescope-bundle", parents=[where], help="build the Gradescope autograder zip")
@@ -442,11 +477,15 @@ def _lessons(args, course: Course) -> tuple[Lesson, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    refusal = unsupported_hypothesis()
+    refusal = None if args.command in ("export", "report") else unsupported_hypothesis()
     if refusal is not None:  # a grade would depend on Hypothesis internals we never read
         print(f"grader: {refusal}", file=sys.stderr)
         return 2
     try:
+        if args.command == "export":  # from a gradebook alone: no course, nothing graded
+            return export.main(source=args.source, out=args.out, export=_export(args))
+        if args.command == "report":
+            return export.report(source=args.source, out=args.out)
         if args.command == "new-lesson":
             return new_lesson.main(name=args.name, root=_new_course_root(args.course))
         course = find_course(args.course)

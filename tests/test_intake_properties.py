@@ -401,7 +401,8 @@ def test_a_grade_lands_only_in_its_own_students_row(students, roster_ids):
         roster = Path(tmp) / "r.csv"
         with roster.open("w", newline="", encoding="utf-8") as f:
             csv.writer(f).writerows([["Username"], *([r] for r in roster_ids)])
-        export = Export(Layout.MOODLE, roster=read_roster(roster, "Username"))
+        # Blackboard: a row per roster line, graded or not (Moodle has no row for no grade)
+        export = Export(Layout.BLACKBOARD, roster=read_roster(roster, "Username"))
     written = table(rows, (), export, lesson="L")
     owner = {str(i + 1): s for i, s in enumerate(students)}
     given_to = [owner.get(line[-1]) for line in written.rows]

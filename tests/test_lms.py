@@ -22,6 +22,7 @@ from grader.formats.lms import Export, Layout, Unsubmitted, read_roster
 from .support import ATTENTION, python
 
 EXERCISES = ATTENTION.exercises
+CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
 def _row(student, standing=Standing.GRADED, score=42, message=""):
@@ -191,4 +192,49 @@ def test_batch_writes_the_canvas_layout_with_a_roster(tmp_path):
     ]
     assert "'eve': no grade (missing" in done.stdout and "written as blank" in done.stdout
     bad = python("batch", str(klass), "--out", str(out), "--csv-format", "moodle", "--roster", str(roster))
-    assert bad.returncode == 2 and "has no column 'Username'" in bad.stderr and "Traceback" not in bad.stderr
+    assert (
+        bad.returncode == 2
+        and "has no column 'Email address'" in bad.stderr
+        and "Traceback" not in bad.stderr
+    )
+
+
+def test_moodle_never_writes_a_blank_cell(book, tmp_path):
+    """Moodle's import reads an empty cell as "no grade" and clears the grade the student had
+    (MoodleDocs, Grade import: https://docs.moodle.org/311/en/Grade_import; the importer,
+    https://github.com/moodle/moodle/blob/master/grade/import/csv/classes/load_data.php): a
+    student without a grade gets no row, a 0 only when the instructor asks for it, and an
+    unfinished grade never a number."""
+    book.record(_row("una", Standing.UNFINISHED, message="unfinished, the machine was too busy"))
+    out = tmp_path / "g.csv"
+    written = book.export_csv(out, EXERCISES, Export(Layout.MOODLE), lesson="attention")
+    assert _read(out) == [["Username", "attention"], ["ada", "100"], ["bob", "0"]]
+    assert any("'una': no grade (unfinished" in n and "no row" in n for n in written.notes)
+    book.export_csv(out, EXERCISES, Export(Layout.MOODLE, unsubmitted=Unsubmitted.ZERO), lesson="attention")
+    assert dict(_read(out)[1:]) == {"ada": "100", "bob": "0", "eve": "0", "mallory": "0"}
+
+
+def test_the_assignment_s_own_column_is_found_in_the_lms_s_export(book, tmp_path):
+    """Canvas imports into an existing assignment only through its ``Name (id)`` header, and
+    Blackboard into an existing column only through its ``|id`` (any other header makes a new
+    one): given the LMS's own export as roster, the lesson's column there is the one filled."""
+    canvas = _write(
+        tmp_path / "canvas.csv",
+        [[*CANVAS_HEADER, "Quiz (301)", "Attention (302)"], ["Ada", "1", "S1", "ada", "A", "9", ""]],
+    )
+    out = tmp_path / "g.csv"
+    export = Export(Layout.CANVAS, roster=read_roster(canvas, "SIS Login ID"))
+    written = book.export_csv(out, EXERCISES, export, lesson="attention")
+    assert _read(out) == [
+        [*CANVAS_HEADER, "Quiz (301)", "Attention (302)"],
+        ["Ada", "1", "S1", "ada", "A", "9", "100"],
+    ]
+    assert any("the roster's column 'Attention (302)'" in n for n in written.notes)
+    column = "Attention [Total Pts: 100 Score] |4567"
+    bb = _write(
+        tmp_path / "bb.csv", [["Last Name", "First Name", "Username", column], ["L", "Ada", "ada", ""]]
+    )
+    book.export_csv(
+        out, EXERCISES, Export(Layout.BLACKBOARD, roster=read_roster(bb, "Username")), lesson="attention"
+    )
+    assert _read(out) == [["Last Name", "First Name", "Username", column], ["L", "Ada", "ada", "100"]]

@@ -215,7 +215,16 @@ def test_a_formula_after_a_semicolon_or_a_tab_stays_text(tmp_path):
     )
     done = toy_batch(klass, out)
     assert done.returncode == 0, done.stderr[-3000:]
-    done = toy_batch(klass, tmp_path / "m.csv", "--csv-format", "moodle", "--roster", str(roster))
+    done = toy_batch(
+        klass,
+        tmp_path / "m.csv",
+        "--csv-format",
+        "moodle",
+        "--roster",
+        str(roster),
+        "--roster-key",
+        "Username",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     for written in (out, tmp_path / "m.csv"):
         assert "\t" not in written.read_text(encoding="utf-8")
@@ -255,8 +264,8 @@ def test_a_name_that_matches_only_through_a_look_alike_is_left_unmatched(tmp_pat
     book = _kim_book(tmp_path, (kelvin, 5), ("\uff42ob", 7))  # KELVIN SIGN, FULLWIDTH b
     roster = tmp_path / "r.csv"
     roster.write_text("Username\nkim\nbob\n", encoding="utf-8")
-    written = book.export_csv(
-        tmp_path / "o.csv", (), Export(Layout.MOODLE, roster=read_roster(roster, "Username")), lesson="L"
+    written = book.export_csv(  # Blackboard: a cell per roster line (Moodle has no row for no grade)
+        tmp_path / "o.csv", (), Export(Layout.BLACKBOARD, roster=read_roster(roster, "Username")), lesson="L"
     )
     assert [tuple(r) for r in written.rows] == [("kim", ""), ("bob", "")]
     notes = "\n".join(written.notes)
@@ -269,8 +278,8 @@ def test_a_name_that_matches_two_ids_is_left_unmatched(tmp_path):
     roster = tmp_path / "r.csv"
     roster.write_text("Username\nKIM\nADA\nJose\u0301\n", encoding="utf-8")
     book.record(Row("Jos\u00e9", Standing.GRADED, "f", "s", 4, 100, ()))  # NFC and NFD: the same id
-    written = book.export_csv(
-        tmp_path / "o.csv", (), Export(Layout.MOODLE, roster=read_roster(roster, "Username")), lesson="L"
+    written = book.export_csv(  # Blackboard: a cell per roster line (Moodle has no row for no grade)
+        tmp_path / "o.csv", (), Export(Layout.BLACKBOARD, roster=read_roster(roster, "Username")), lesson="L"
     )
     assert [tuple(r) for r in written.rows] == [("KIM", ""), ("ADA", "3"), ("Jose\u0301", "4")]
     [note] = [n for n in written.notes if n.startswith("'KIM': matches the folders")]
@@ -320,7 +329,11 @@ def test_a_failure_while_recording_one_student_is_that_students_row(tmp_path):
 # -- SIGTERM is Ctrl-C
 
 
-def test_sigterm_ends_a_batch_as_ctrl_c_does(tmp_path):
+@pytest.mark.parametrize("how", ["kill PID", "timeout: the whole group, again and again"])
+def test_sigterm_ends_a_batch_as_ctrl_c_does(tmp_path, how):
+    """`kill PID` signals the batch alone; `timeout` and CI runners signal its whole process
+    group (its grading processes too), and a second signal may come while the batch is writing
+    its CSV and removing its temporary folder: it must not cut that short."""
     klass = tmp_path / "class"
     size = 12  # enough that the batch is still busy when the signal comes after two grades
     for i in range(size):
@@ -343,7 +356,12 @@ def test_sigterm_ends_a_batch_as_ctrl_c_does(tmp_path):
         graded_count(out.with_suffix(".sqlite")) < 2 and time.monotonic() < deadline and proc.poll() is None
     ):
         time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)  # to the batch alone, as `kill PID` sends it
+    if how == "kill PID":
+        proc.send_signal(signal.SIGTERM)  # to the batch alone, as `kill PID` sends it
+    else:  # as `timeout` does, then again while the batch cleans up, until its CSV is written
+        while proc.poll() is None and not out.exists():
+            os.killpg(proc.pid, signal.SIGTERM)
+            time.sleep(0.02)
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 128 + signal.SIGTERM, stderr[-3000:]
     assert "Traceback" not in stderr and "interrupted: the grades finished so far are saved" in stdout

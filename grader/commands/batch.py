@@ -10,8 +10,11 @@ graded, sandboxed, several at a time, by long-lived grading processes
 absolute path and the hash, and grade only that very source. Results go to
 ``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
 submission), then to the CSV, and to one JSON and one text report per
-student in ``gradebook_reports/`` (the text is the one ``grade`` prints for the same file). Running the same command again grades only
-what is new, has changed, or got no grade last time.
+student in ``gradebook_reports/`` (the text is the one ``grade`` prints for the same file), and
+to the class report beside the CSV (``class_report.html``, :mod:`grader.formats.class_report`).
+Running the same command again grades only what is new, has changed, or got no grade last time;
+``export`` and ``report`` (:mod:`grader.commands.export`) write the same files from the
+gradebook alone, grading nothing.
 
 A grade that a wall-clock guard touched (the machine was too busy for some check, see
 :mod:`grader.sandbox.clock`) is no grade: such submissions are graded again at the end of
@@ -60,6 +63,7 @@ from ..formats.lms import Export
 from ..formats.text import to_text
 from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import choose_level, processes_missing
+from .export import CLASS_REPORT, write_class_report
 
 #: Seconds a grade process may take beyond the wall-clock guard of a submission (start-up,
 #: loading the checks) before the batch gives up on it; the submission is then unfinished.
@@ -330,6 +334,7 @@ def main(
     limits, examples = settings.limits, settings.examples
     suite = suite_hash(lesson, settings, isolation=isolation)
     book = Gradebook(out.with_suffix(".sqlite"))
+    book.describe(lesson.name, lesson.exercises)  # for an export or a class report made later
     reports = out.with_name(out.stem + "_reports")
     reports.mkdir(parents=True, exist_ok=True)
 
@@ -434,14 +439,35 @@ def main(
                 )
     except KeyboardInterrupt:
         interrupted = True
+        signals.hold()  # a second Ctrl-C or SIGTERM no longer cuts what follows short
         stop.set()
         _end(list(running.values()), interrupt=True)  # their submissions are graded again next time
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        _close_all(graders)
-        shutil.rmtree(scratch, ignore_errors=True)
+        signals.hold()
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+            _close_all(graders)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        written, class_page = _write_files(book, out, lesson, export, junit)
+    finally:
         signals.release()
+    interrupted = interrupted or signals.caught
+    book.close()
+    _summary(len(written.rows), out, reports, entries, remarks + list(written.notes), failures, interrupted)
+    print(f"class report: {class_page}")
+    if interrupted:
+        return 128 + int(signals.number)
+    return UNFINISHED_EXIT if left else 0
+
+
+def _write_files(book, out: Path, lesson: Lesson, export: Export | None, junit: Path | None):
+    """The CSV, the class report beside it and, when asked, the JUnit XML; (what the CSV holds,
+    the class report's path)."""
     written = book.export_csv(out, lesson.exercises, export, lesson=lesson.name)
+    class_page = out.with_name(CLASS_REPORT)
+    write_class_report(book, class_page)
     if junit is not None:
         students = [
             (
@@ -454,33 +480,49 @@ def main(
         ]
         Path(junit).write_text(class_junit(students, lesson=lesson.name), encoding="utf-8")
         print(f"JUnit XML of the class: {junit}", file=sys.stderr)
-    book.close()
-    _summary(len(written.rows), out, reports, entries, remarks + list(written.notes), failures, interrupted)
-    if interrupted:
-        return 128 + int(signals.number)
-    return UNFINISHED_EXIT if left else 0
+    return written, class_page
 
 
 class _Stopped:
     """SIGTERM taken as Ctrl-C (a KeyboardInterrupt) while the batch grades, and which signal it
-    was: the exit code is 128 plus its number (130 for Ctrl-C, 143 for SIGTERM), as a shell says."""
+    was: the exit code is 128 plus its number (130 for Ctrl-C, 143 for SIGTERM), as a shell says.
+
+    After the first signal, and once the grading is over (:meth:`hold`), a signal is only noted
+    until the temporary folder is removed and the CSV and the class report are written: a
+    second Ctrl-C, or the SIGTERM that follows another signal (``timeout`` and CI runners send
+    them to the whole process group), never cuts that work short. It takes at most
+    :data:`GOODBYE` seconds and a file of each kind."""
 
     def __init__(self):
         self.number = signal.SIGINT
-        self.previous = None
+        self.previous: dict = {}
+        self.holding = False
+        self.caught = False
 
     def catch(self) -> None:
-        if threading.current_thread() is threading.main_thread():  # where Python runs handlers
-            self.previous = signal.signal(signal.SIGTERM, self._stop)
+        if threading.current_thread() is not threading.main_thread():  # where Python runs handlers
+            return
+        for number in (signal.SIGTERM, signal.SIGINT):
+            if number == signal.SIGINT and signal.getsignal(number) is not signal.default_int_handler:
+                continue  # Ctrl-C ignored where the batch was started (a background job): kept so
+            self.previous[number] = signal.signal(number, self._stop)
 
     def _stop(self, signum, frame):
-        self.number = signum
-        raise KeyboardInterrupt
+        if not self.caught:
+            self.number = signum
+        self.caught = True
+        if not self.holding:
+            self.holding = True  # the first one interrupts; any later one is only noted
+            raise KeyboardInterrupt
+
+    def hold(self) -> None:
+        """From now on a signal is noted, not raised."""
+        self.holding = True
 
     def release(self) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
-            self.previous = None
+        for number, previous in self.previous.items():
+            signal.signal(number, previous)
+        self.previous = {}
 
 
 def _record(book, reports, entry, suite, report, error, points, failures: list[str]) -> str:

@@ -17,7 +17,10 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from urllib.parse import quote
 
+from ..core.errors import UsageError
+from ..core.inert import one_line
 from ..core.results import ExerciseResult, Standing
 from .lms import Export, Table, table
 
@@ -34,7 +37,14 @@ CREATE TABLE IF NOT EXISTS grades (
     message     TEXT NOT NULL,   -- why there is no report, or the file-level problem
     graded_at   TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS about (
+    key         TEXT PRIMARY KEY,  -- lesson | exercises
+    value       TEXT NOT NULL
+);
 """
+#: What a gradebook must hold to be read: the table of grades with these columns. A gradebook
+#: written before the ``about`` table existed is read all the same (:func:`open_gradebook`).
+COLUMNS = ("student", "status", "score", "max_score", "exercises", "report", "message")
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,31 @@ class Gradebook:
 
     def close(self) -> None:
         self.db.close()
+
+    def describe(self, lesson: str, exercises: tuple[str, ...]) -> None:
+        """Remember which lesson graded this gradebook and its exercises, so that an export or a
+        class report made later, without the course, names them as the batch did."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for key, value in (("lesson", lesson), ("exercises", json.dumps(list(exercises)))):
+                self.db.execute("INSERT OR REPLACE INTO about VALUES (?, ?)", (key, value))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def about(self) -> tuple[str, tuple[str, ...]]:
+        """(the lesson's name, its exercises) as the batch recorded them; for a gradebook written
+        before they were recorded, ('', the exercises its rows name, in their order)."""
+        has = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'about'")
+        known = dict(self.db.execute("SELECT key, value FROM about")) if has.fetchone() else {}
+        try:
+            exercises = tuple(str(e) for e in json.loads(known.get("exercises", "[]")))
+        except (TypeError, ValueError):
+            exercises = ()
+        if not exercises:
+            exercises = tuple(dict.fromkeys(e.name for row in self.rows() for e in row.exercises))
+        return str(known.get("lesson", "")), exercises
 
     def is_current(self, student: str, file_hash: str, suite_hash: str) -> bool:
         """True when this exact source was already graded by this exact suite.
@@ -149,3 +184,46 @@ class Gradebook:
             writer.writerows(written.rows)
         os.replace(tmp, out)
         return written
+
+
+def database_of(path: Path) -> Path:
+    """The gradebook database of the CSV a batch wrote (``grades.csv`` -> ``grades.sqlite``), or
+    ``path`` itself when it names the database."""
+    path = Path(path)
+    return path if path.suffix == ".sqlite" else path.with_suffix(".sqlite")
+
+
+def open_gradebook(path: Path) -> Gradebook:
+    """The gradebook a batch wrote beside the CSV ``path``, opened to be read only (nothing is
+    created, changed or graded); raises :class:`UsageError` saying what is wrong when there is
+    none there or it is not one."""
+    path = Path(path)
+    db = database_of(path)
+    if not db.is_file():
+        where = f"{path} names no gradebook: " if path != db else ""
+        raise UsageError(
+            f"{where}there is no gradebook database {db}; it is the file a batch writes beside its "
+            "CSV (batch --out grades.csv writes grades.sqlite): give --from the CSV a batch wrote"
+        )
+    book = Gradebook.__new__(Gradebook)
+    book.path = db
+    try:
+        # no journal beside it: no batch has it open, and nothing need be written to read it (a
+        # read-only connection would leave -wal and -shm files); else read what the journal holds
+        alone = not db.with_name(db.name + "-wal").exists()
+        mode = "mode=ro&immutable=1" if alone else "mode=ro"
+        book.db = sqlite3.connect(f"file:{quote(str(db.resolve()))}?{mode}", uri=True, isolation_level=None)
+        names = {r[1] for r in book.db.execute("PRAGMA table_info(grades)")}
+        if not set(COLUMNS) <= names:
+            raise sqlite3.DatabaseError("it holds no table of grades")
+        book.rows()
+    except (sqlite3.Error, ValueError, KeyError, TypeError, AttributeError) as err:
+        try:
+            book.db.close()
+        except (AttributeError, sqlite3.Error):
+            pass
+        raise UsageError(
+            f"{db} is not a gradebook this grader can read ({one_line(str(err)) or type(err).__name__}); "
+            "run the batch again to write it anew"
+        ) from None
+    return book

@@ -10,15 +10,22 @@ roster an instructor exported from the LMS. Where each layout comes from:
   named as the assignment is in Canvas. Any other column becomes a new assignment,
   so there is no ``score``/``max_score`` here. A Canvas export's second row,
   ``Points Possible``, may stay in the file.
-* **Moodle** (Grades > Import > CSV file, ``grade/import/csv``): any columns; at
-  import the teacher maps one column ("Map from") to a user field ("Map to":
-  username, ID number, email) and each grade column to a grade item. Written as
-  ``Username`` and the assignment's column.
+* **Moodle** (Grades > Import > CSV file, ``grade/import/csv``; MoodleDocs "Grade
+  import"): any columns; at import the teacher maps one column ("Map from") to a user
+  field ("Map to": username, ID number, email) and each grade column to a grade item.
+  Written as ``Username`` and the assignment's column. An empty cell is imported as
+  "no grade" and clears the grade the student had, so a student without a grade gets
+  no row at all (or a 0, when ``--unsubmitted zero`` asks for one). Moodle's own
+  export names students by ``Email address`` and ``ID number`` (no username by
+  default): ``Email address`` is the roster's key unless another is named.
 * **Blackboard** Grade Center ("Uploading or Downloading Grade Center Items for
   Working Offline", Blackboard Help for Instructors): students are matched by
   ``Username``, columns by the column id Blackboard puts at the end of a downloaded
   header (``Name [Total Pts: 100 Score] |1234``); a column without one becomes a new
   column. In comma-delimited files every value is in quotes.
+
+An assignment column named without its LMS id (Canvas's ``Name (id)``, Blackboard's
+``|id``) is written as asked, with a note: the import will make a new column of it.
 
 Missing and failed submissions get a blank cell (the LMS then keeps whatever it had,
 and a real 0 stays told apart) or 0; the plain layout adds a ``status`` column.
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import string
 import unicodedata
 from dataclasses import dataclass, field
@@ -63,9 +71,13 @@ CANVAS_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 ROSTER_KEY = {
     Layout.PLAIN: "student",
     Layout.CANVAS: "SIS Login ID",
-    Layout.MOODLE: "Username",
+    Layout.MOODLE: "Email address",
     Layout.BLACKBOARD: "Username",
 }
+#: An assignment's column as Canvas names it in its export: ``Name (id)``.
+CANVAS_ID = re.compile(r"\(\d+\)\s*$")
+#: A Grade Center column as Blackboard names it in its download: ``Name [...] |id``.
+BLACKBOARD_ID = re.compile(r"\|\s*\d+\s*$")
 #: Largest roster read (an LMS export of a large class is well under this).
 MAX_ROSTER = 16 << 20
 
@@ -153,14 +165,35 @@ def read_roster(path: Path, key: str) -> Roster:
 def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str) -> Table:
     """The CSV of ``rows`` (the gradebook's :class:`grader.formats.gradebook.Row`, by student) in
     ``export``'s layout; pure: no file is read or written."""
-    assignment = export.assignment or lesson
-    by_student = {row.student: row for row in rows}
     notes: list[str] = []
+    assignment = _column(export, export.assignment or lesson, notes)
+    by_student = {row.student: row for row in rows}
+    if export.layout is Layout.CANVAS and export.roster is None:
+        notes.append(
+            "without --roster, Canvas's ID, SIS User ID and Section are left empty and Canvas matches "
+            "students by SIS Login ID alone: pass Canvas's own gradebook export as --roster"
+        )
     if export.roster is None:
         matched = [(None, row) for row in rows]
     else:
         matched = _join(export.roster, by_student, notes)
+    if export.layout is Layout.MOODLE:  # a blank cell clears a grade Moodle has: no row instead
+        kept = [(line, row) for line, row in matched if _moodle_row(export, line, row)]
+        for line, row in matched:
+            if row is None and line is not None and not _moodle_row(export, line, row) and any(line):
+                value = line[export.roster.header.index(export.roster.key)].strip()
+                notes.append(f"'{one_line(value)}': no grade; no row in the Moodle file")
+        gone = [row for _, row in matched if row is not None and not _moodle_row(export, None, row)]
+        matched = kept
+    else:
+        gone = []
+    _id_note(export.layout, assignment, notes)
     header, body = _layout(export, exercises, assignment, matched)
+    for row in gone:
+        why = f": {one_line(row.message)}" if row.message else ""
+        notes.append(
+            f"'{one_line(row.student)}': no grade ({row.standing.value}{why}); no row in the Moodle file"
+        )
     for _, row in matched:
         if row is not None and row.standing is not Standing.GRADED:
             what = "blank" if export.blank or row.standing is Standing.UNFINISHED else "0"
@@ -170,6 +203,52 @@ def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str
             )
     cells = tuple(tuple(csv_cell(c) for c in line) for line in body)
     return Table(tuple(csv_cell(h) for h in header), cells, export.layout is Layout.BLACKBOARD, tuple(notes))
+
+
+def _column(export: Export, name: str, notes: list[str]) -> str:
+    """The assignment's column: ``name``, or, when ``name`` lacks the id by which Canvas or
+    Blackboard finds its column and the roster (the LMS's own export) has exactly one column
+    that is ``name`` with an id, that column (noted)."""
+    pattern = {Layout.CANVAS: CANVAS_ID, Layout.BLACKBOARD: BLACKBOARD_ID}.get(export.layout)
+    if pattern is None or export.roster is None or pattern.search(name) or name in export.roster.header:
+        return name
+    bare = name.strip().casefold()
+    found = [h for h in export.roster.header if pattern.search(h) and _bare(pattern.sub("", h)) == bare]
+    if len(found) != 1:
+        return name
+    notes.append(
+        f"the grade goes into the roster's column '{one_line(found[0])}' (asked: '{one_line(name)}')"
+    )
+    return found[0]
+
+
+def _bare(header: str) -> str:
+    """A column's name without what an LMS adds after it (Blackboard's ``[Total Pts: ...]``)."""
+    return re.sub(r"\s*\[[^\]]*\]\s*$", "", header).strip().casefold()
+
+
+def _moodle_row(export: Export, line, row) -> bool:
+    """Whether a Moodle file has a row for this student: a grade, or the 0 the instructor asked
+    for (``--unsubmitted zero``); an unfinished grade is no number, 0 included."""
+    if row is None:
+        return export.unsubmitted is Unsubmitted.ZERO and line is not None and any(line)
+    if row.standing is Standing.GRADED:
+        return True
+    return export.unsubmitted is Unsubmitted.ZERO and row.standing is not Standing.UNFINISHED
+
+
+def _id_note(layout: Layout, assignment: str, notes: list[str]) -> None:
+    """A note when the assignment's column lacks the id by which the LMS finds its column."""
+    if layout is Layout.CANVAS and not CANVAS_ID.search(assignment):
+        notes.append(
+            f"the column '{one_line(assignment)}' has no Canvas assignment id: Canvas will make a new "
+            "assignment of it; pass --assignment 'Name (id)' as the column is named in Canvas's export"
+        )
+    elif layout is Layout.BLACKBOARD and not BLACKBOARD_ID.search(assignment):
+        notes.append(
+            f"the column '{one_line(assignment)}' has no Grade Center column id: Blackboard will make a "
+            "new column of it; pass --assignment 'Name |id' as the column is named in its download"
+        )
 
 
 def match_key(name: str) -> str | None:
