@@ -56,11 +56,14 @@ try:  # private: see the module's text
 except ImportError:  # pragma: no cover - a release outside the range refuses to start anyway
     _control = _local_settings = _ConjectureData = _deterministic_PRNG = None
 
-__all__ = ["Tape", "forget", "kept", "run", "supported"]
+__all__ = ["COUNTS", "Tape", "forget", "kept", "run", "supported"]
 
 #: The examples of each property that passed under the engine in this process: key -> the
 #: choices of each example, in the order the engine ran them.
 _KEPT: dict[tuple, tuple[tuple, ...]] = {}
+#: How many properties this process passed by replay alone, ran under the engine, and how many
+#: of the student's calls the engine had answered from a tape (for tests and measurements).
+COUNTS = {"replayed": 0, "engine": 0, "answered": 0}
 
 
 def supported() -> bool:
@@ -75,8 +78,9 @@ def supported() -> bool:
 
 
 def forget() -> None:
-    """Drop every kept example (tests use it)."""
+    """Drop every kept example, and the counts (tests use it)."""
     _KEPT.clear()
+    COUNTS.update(dict.fromkeys(COUNTS, 0))
 
 
 def kept(key: tuple) -> tuple[tuple, ...] | None:
@@ -279,6 +283,7 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
     if examples is not None:
         seen, stopped = _replayed(check, examples, fixtures, view)
         if stopped is None:
+            COUNTS["replayed"] += 1
             return
         if isinstance(stopped, settled):
             raise stopped  # the engine would stop at this very example, with this very error
@@ -287,10 +292,12 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
         choices=examples if seen is not None else (),
     )
     view.tape = tape
+    COUNTS["engine"] += 1
     try:
         check(**fixtures)
     finally:
         view.tape = None
+        COUNTS["answered"] += tape.answered
     if stopped is not None and not isinstance(stopped, (DrawAfterCall, NotKept)):
         # The replay failed and the engine's run passed: the student's code answered
         # differently when the engine asked again. That failure must not be lost.
