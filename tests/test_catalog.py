@@ -25,10 +25,9 @@ from pathlib import Path
 import pytest
 
 from grader.core.lesson import Course, Lesson
+from grader.core.settings import REPLAY_VARIABLE
 from grader.formats.json_report import from_dict
 from grader.formats.text import to_text
-
-from grader.core.settings import REPLAY_VARIABLE
 
 from .support import PROCESSES, ROOT, compose, python
 
@@ -318,7 +317,9 @@ def test_check_and_grade_agree_on_every_entry(graded, lesson):
     def outcome(report, name):
         if name in RANDOM:
             return [(t["name"], t["score"]) for t in report["tests"]]
-        return [(t["name"], t["status"], t["score"], t["feedback"], t["counterexample"]) for t in report["tests"]]
+        return [
+            (t["name"], t["status"], t["score"], t["feedback"], t["counterexample"]) for t in report["tests"]
+        ]
 
     sandboxed, unsandboxed = graded[lesson, "auto"], graded[lesson, "none"]
     assert set(sandboxed) == set(unsandboxed)

@@ -23,7 +23,7 @@ from grader.engine.run import run_checks
 from grader.formats.json_report import to_dict
 from grader.sandbox.wardens import best_level
 
-from .support import ATTENTION, ROOT, TOY_COURSE, compose
+from .support import ATTENTION, ROOT, TOY_COURSE
 
 SANDBOXED = Settings(isolation=Isolation.AUTO)
 HERE = Settings(isolation=Isolation.NONE)
@@ -100,7 +100,7 @@ def test_replayed_reports_are_the_engines(tmp_path):
 
 #: Appended to the toy lesson's reference: center_tokens notes every call it gets, and is wrong
 #: on tokens of 3 numbers and more (a failure a few examples in, then shrunk).
-LOGGING = '''
+LOGGING = """
 import builtins
 _right = center_tokens
 
@@ -109,15 +109,15 @@ def center_tokens(x):
     builtins._replay_calls.append((x.shape, x.tobytes()))
     out = _right(x)
     return out + 1.0 if x.shape[-1] >= 3 else out
-'''
+"""
 
 
-def _toy(tmp_path: Path, extra: dict[str, str] = {}) -> tuple[object, Path]:
+def _toy(tmp_path: Path, extra: dict[str, str] | None = None) -> tuple[object, Path]:
     """A copy of the toy course (with ``extra`` check files) and a logging submission of it. Each
     copy has a name of its own: its checks are imported beside those of the others."""
     course = tmp_path / f"toy_{tmp_path.name}"
     shutil.copytree(TOY_COURSE, course)
-    for name, text in extra.items():
+    for name, text in (extra or {}).items():
         (course / "tests" / "checks" / "toy" / name).write_text(text)
     lesson = Course.at(course).lesson("toy")
     student = tmp_path / "student" / lesson.filename
@@ -192,7 +192,7 @@ def test_a_property_that_draws_after_a_call_is_never_kept(tmp_path):
 
 
 #: center_tokens fails on the first call its process gets, and only then.
-FIRST_CALL_FAILS = '''
+FIRST_CALL_FAILS = """
 import builtins
 _right = center_tokens
 
@@ -201,7 +201,7 @@ def center_tokens(x):
     builtins._replay_first = getattr(builtins, "_replay_first", 0) + 1
     out = _right(x)
     return out.reshape(-1) if builtins._replay_first == 1 else out  # the wrong shape, once
-'''
+"""
 
 
 @needs_sandbox
@@ -233,7 +233,7 @@ def _deaf(self, *, keep=False, answers=(), choices=()):
 # ----------------------------------------------------------------------------- the early stop
 
 #: The stub notes every call.
-COUNTED_STUB = '''
+COUNTED_STUB = """
 import builtins
 
 
@@ -255,7 +255,7 @@ def merge_heads(x):
 def mha_forward(x, W_q, W_k, W_v, W_o, n_heads, causal=True, return_weights=False):
     builtins._stub_calls.append("mha_forward")
     raise NotImplementedError()
-'''
+"""
 
 
 def test_a_stub_ends_each_check_at_its_first_example(tmp_path, monkeypatch):

@@ -220,7 +220,9 @@ class Tape:
                 self.kept[-1].append(_Answer(name, audit, digest, stopped=stop))
             raise
         if self.keep:
-            self.kept[-1].append(_Answer(name, audit, digest, outcome=replace(outcome, value=_copied(outcome.value))))
+            self.kept[-1].append(
+                _Answer(name, audit, digest, outcome=replace(outcome, value=_copied(outcome.value)))
+            )
         return outcome
 
 
