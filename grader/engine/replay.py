@@ -281,6 +281,9 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
     this process). An exception of type ``settled`` ends the check at once, whatever the
     example (it carries a failure no input causes)."""
     examples = _KEPT.get(key)
+    if examples is None and not keep:
+        check(**fixtures)  # nothing to replay, nothing to keep: the engine, as without replay
+        return
     seen, stopped = None, None
     if examples is not None:
         seen, stopped = _replayed(check, examples, fixtures, view)
