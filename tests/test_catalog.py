@@ -3,6 +3,11 @@ bug loses points in its own exercise only and is named first by its code, every 
 alternative gets full marks, a submission that does no real work gets nothing in any exercise,
 and `check` (in the checker's own process) and `grade` (sandboxed) agree on every entry.
 
+The sandboxed grading replays each property's examples once they are known in its process
+(the default, :mod:`grader.engine.replay`); the other runs every property under Hypothesis's
+engine (``GRADER_REPLAY=off``). Their agreement therefore shows both that isolation changes
+nothing and that replay changes nothing, without a third grading.
+
 Lessons and entries are found, not listed: a new lesson's catalog, or a new entry in one, is
 graded and held to all of this without a line here. Each entry is graded once at each of the
 two isolation levels (the agreement compares the two), all lessons' entries in one pool of
@@ -13,12 +18,14 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from grader.core.lesson import Course, Lesson
+from grader.core.settings import REPLAY_VARIABLE
 from grader.formats.json_report import from_dict
 from grader.formats.text import to_text
 
@@ -29,6 +36,9 @@ LESSONS = tuple(lesson for lesson in Course.at(ROOT).lessons if lesson.catalog.i
 KINDS = ("bugs", "correct", "trivial")
 #: The two ways an entry is graded: as `grade` does (sandboxed) and as `check` does.
 LEVELS = ("auto", "none")
+#: Whether each way replays the examples it knows: the sandboxed one does (the default), the
+#: other runs every property under Hypothesis's engine, as grading did before replay.
+REPLAYED = {"auto": "on", "none": "off"}
 
 
 def catalog(lesson: Lesson, kind: str) -> list[Path]:
@@ -200,7 +210,15 @@ class Graded:
     def _grade(job) -> dict[str, dict]:
         lesson, level, chunk = job
         done = python(
-            "gallery", str(chunk), "--format", "json", "--isolation", level, "--lesson", lesson.name
+            "gallery",
+            str(chunk),
+            "--format",
+            "json",
+            "--isolation",
+            level,
+            "--lesson",
+            lesson.name,
+            env={**os.environ, REPLAY_VARIABLE: REPLAYED[level]},
         )
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)
@@ -292,12 +310,16 @@ def test_no_real_work_scores_nothing(graded, item):
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name)
 def test_check_and_grade_agree_on_every_entry(graded, lesson):
-    """Trading isolation for speed changes no score and no feedback."""
+    """Trading isolation for speed changes no score and no feedback, and neither does replaying
+    the examples (the sandboxed grading replays them, the other runs Hypothesis's engine on
+    every property): the same status, score, feedback and smallest input of every check."""
 
     def outcome(report, name):
         if name in RANDOM:
             return [(t["name"], t["score"]) for t in report["tests"]]
-        return [(t["name"], t["status"], t["score"], t["feedback"]) for t in report["tests"]]
+        return [
+            (t["name"], t["status"], t["score"], t["feedback"], t["counterexample"]) for t in report["tests"]
+        ]
 
     sandboxed, unsandboxed = graded[lesson, "auto"], graded[lesson, "none"]
     assert set(sandboxed) == set(unsandboxed)

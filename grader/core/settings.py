@@ -26,6 +26,9 @@ DEFAULT_MEMORY = 2 << 30
 GRADING_EXAMPLES = 20
 #: Examples per property when a student explores locally with fresh randomness.
 EXPLORE_EXAMPLES = 400
+#: Set to 0 (or off, no, false) to grade every property under Hypothesis's engine, without
+#: replaying the examples it drew before (see :mod:`grader.engine.replay`).
+REPLAY_VARIABLE = "GRADER_REPLAY"
 
 
 class Isolation(StrEnum):
@@ -89,6 +92,9 @@ class Settings:
     """The exercises to check; None: every one of the lesson's."""
     include_hidden: bool = True
     """Whether the hidden checks run too (``check --public`` leaves them out)."""
+    replay: bool = True
+    """Whether a property's examples, once drawn in this process, are replayed as a plain loop
+    (Hypothesis runs only for a property that fails); off: every property runs under Hypothesis."""
 
     @property
     def examples(self) -> int:
@@ -110,6 +116,8 @@ def resolve(
     max_examples: int | None = None,
     explore: bool = False,
     public: bool = False,
+    replay: bool | None = None,
+    environ=os.environ,
 ) -> Settings:
     """The settings of ``command``: each value as asked for (None: not asked), checked against
     the lesson's exercises, else its default. Raises ValueError saying which value is wrong."""
@@ -133,6 +141,11 @@ def resolve(
             raise ValueError(f"a {name} must be above 0 seconds, got {value}")
     if max_examples is not None and max_examples < 1:
         raise ValueError(f"--max-examples must be at least 1, got {max_examples}")
+    if replay is None:
+        asked = environ.get(REPLAY_VARIABLE, "").strip().lower()
+        if asked not in ("", "1", "on", "yes", "true", "0", "off", "no", "false"):
+            raise ValueError(f"{REPLAY_VARIABLE} must be on or off, got {asked!r}")
+        replay = asked not in ("0", "off", "no", "false")
     return Settings(
         isolation=chosen,
         limits=Limits(
@@ -143,6 +156,7 @@ def resolve(
         max_examples=max_examples,
         exercises=only,
         include_hidden=not public,
+        replay=replay,
     )
 
 

@@ -25,9 +25,10 @@ from ..core.errors import Failure, LessonError, StudentError
 from ..core.lesson import Lesson, check_of
 from ..core.results import Visibility
 from ..core.settings import EXPLORE_EXAMPLES, GRADING_EXAMPLES, Isolation, Profile, Settings, resolve
+from . import replay
 from .marks import MARK, MarkError, grading_of
 from .submission import StudentView, Submission
-from .upkeep import fix_seed
+from .upkeep import SEED, fix_seed
 
 __all__ = [
     "pytest_addoption",
@@ -36,6 +37,7 @@ __all__ = [
     "pytest_collection_finish",
     "pytest_runtest_makereport",
     "pytest_pyfunc_call",
+    "pytest_pyfunc_call_replayed",
     "pytest_unconfigure",
     "student",
 ]
@@ -222,9 +224,10 @@ def pytest_collection_modifyitems(config, items):
 #: Arguments that are not inputs of the student's function.
 _NOT_INPUTS = ("student", "data")
 #: Failures that no input causes: the file did not load, a function is missing or has the wrong
-#: signature (the feedback shows no input for them). Every example fails alike, so the search
-#: for a smaller one would cost a fraction of a second per check and find nothing.
-_SETTLED = (Failure.LOAD, Failure.MISSING, Failure.SIGNATURE)
+#: signature, or it is still the stub that raises NotImplementedError (the feedback shows no
+#: input for them). Every example fails alike, so the search for a smaller one would cost a
+#: fraction of a second per check (most of a stub's grading) and find nothing.
+_SETTLED = (Failure.LOAD, Failure.MISSING, Failure.SIGNATURE, Failure.NOT_IMPLEMENTED)
 
 
 class Settled(BaseException):
@@ -245,6 +248,37 @@ def pytest_pyfunc_call(pyfuncitem):
         raise settled.error from None
 
 
+@pytest.hookimpl(tryfirst=True, specname="pytest_pyfunc_call")
+def pytest_pyfunc_call_replayed(pyfuncitem):
+    """Run a property of a graded check with its examples replayed where this process knows
+    them (:mod:`grader.engine.replay`); None (pytest runs the check as usual) where replay is
+    off or does not apply."""
+    check = getattr(pyfuncitem, "obj", None)
+    handle = getattr(check, "hypothesis", None)
+    if handle is None or not getattr(handle.inner_test, "_records_inputs", False):
+        return None
+    chosen = settings_of(pyfuncitem.config)
+    current = hypothesis_settings.default
+    seed = getattr(check, SEED, None)
+    if not chosen.replay or not current.derandomize or seed is None or not replay.supported():
+        return None
+    fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    view, lesson = fixtures.get("student"), lesson_of(pyfuncitem)
+    if not isinstance(view, StudentView) or lesson is None:
+        return None
+    submission = submission_of(pyfuncitem.config, lesson, create=False)
+    key = (str(lesson.checks), pyfuncitem.nodeid, seed, current.max_examples)
+    replay.run(
+        check,
+        key=key,
+        fixtures=fixtures,
+        view=view,
+        keep=submission is not None and not submission.runs_here,
+        settled=Settled,
+    )
+    return True
+
+
 def _record_inputs(item) -> None:
     """Make a Hypothesis check attach its arguments, and the calls of its exercise's function,
     to whatever it raises, and stop at once on a failure that does not depend on them
@@ -263,14 +297,19 @@ def _record_inputs(item) -> None:
         view = kwargs.get("student")
         if isinstance(view, StudentView):
             view.begin()
+        ended = None
         try:
             return inner(*args, **kwargs)
         except BaseException as err:
+            ended = err
             err.grader_inputs = {k: v for k, v in kwargs.items() if k not in _NOT_INPUTS}
             err.grader_calls = view.failed_calls() if isinstance(view, StudentView) else ()
             if isinstance(err, StudentError) and err.kind in _SETTLED:
                 raise Settled(err) from None
             raise
+        finally:
+            if isinstance(view, StudentView) and view.tape is not None:
+                view.tape.end(ended)
 
     recorded._records_inputs = True
     hypothesis.inner_test = recorded

@@ -78,10 +78,15 @@ class StudentView:
         self.calls: list[Call] = []
         """The calls of this exercise's own function since :meth:`begin` (one example's), for the
         diagnosis of a failed check."""
+        self.tape = None
+        """While a property is replayed (:mod:`grader.engine.replay`): what every call goes
+        through, to be kept or answered from what was kept."""
 
     def begin(self) -> None:
         """A new example starts: forget the calls of the last one."""
         self.calls.clear()
+        if self.tape is not None:
+            self.tape.begin()
 
     def failed_calls(self) -> tuple[Call, ...]:
         """The calls of an example that failed, with copies of their arrays."""
@@ -117,16 +122,22 @@ class StudentView:
         if self._approved.get(name) is not theirs:
             self._approve(name, theirs)
         arguments = dict(self._signatures[name].bind(*args, **kwargs).arguments)
-        if audit:
-            outcome = self._executor.audited_call(self._exercise, name, arguments, replace=self._replace())
+        if self.tape is not None:
+            outcome = self.tape.call(name, arguments, audit, lambda: self._sent(name, arguments, audit))
         else:
-            outcome = self._executor.call(self._exercise, name, arguments, replace=self._replace())
+            outcome = self._sent(name, arguments, audit)
         if name == self._exercise and len(self.calls) < RECORDED_CALLS:
             self.calls.append(_recorded(arguments, outcome))
         if not outcome.ok:
             raise StudentError(outcome.message, kind=outcome.failure, raised=outcome.raised)
         self.mutated = outcome.mutated
         return outcome.value
+
+    def _sent(self, name: str, arguments: dict, audit: bool):
+        """The call as the executor runs it."""
+        if audit:
+            return self._executor.audited_call(self._exercise, name, arguments, replace=self._replace())
+        return self._executor.call(self._exercise, name, arguments, replace=self._replace())
 
     def _approve(self, name: str, theirs) -> None:
         """Raise StudentError unless the student's ``name`` is a function with the right signature."""

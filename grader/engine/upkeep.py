@@ -77,7 +77,7 @@ DECIDING_PACKAGES = ("hypothesis", "numpy", "pytest")
 
 
 #: Where the seed Hypothesis would derive for a check is kept, on the check's function.
-_SEED = "_grader_seed"
+SEED = "_grader_seed"
 
 
 def fix_seed(check, *, derandomize: bool) -> None:
@@ -87,7 +87,7 @@ def fix_seed(check, *, derandomize: bool) -> None:
     hypothesis = getattr(check, "hypothesis", None)
     if hypothesis is None or not hasattr(check, "_hypothesis_internal_use_seed"):
         return
-    ours, current = getattr(check, _SEED, None), check._hypothesis_internal_use_seed
+    ours, current = getattr(check, SEED, None), check._hypothesis_internal_use_seed
     if current is not None and current != ours:
         return  # the author's own seed
     if not derandomize:
@@ -96,7 +96,7 @@ def fix_seed(check, *, derandomize: bool) -> None:
     if ours is None:
         # what Hypothesis does with derandomize: Random(int_from_bytes(function_digest(test)))
         ours = int.from_bytes(function_digest(hypothesis.inner_test), "big")
-        setattr(check, _SEED, ours)
+        setattr(check, SEED, ours)
     check._hypothesis_internal_use_seed = ours
     check._hypothesis_internal_database_key = None  # no database when grading
 

@@ -1,0 +1,316 @@
+"""Replay a property's examples as a plain loop; run Hypothesis's engine only for one that fails.
+
+Grading is derandomized: as long as every example of a property passes, Hypothesis's engine
+draws the same examples in the same order whatever the submission, so drawing them again for
+each student only costs time. Once a property has passed under the engine in this process, the
+choices that made each of its examples (a few integers per example: the seed and sizes from
+which the checks' strategies rebuild every array) are kept, in memory, in :data:`_KEPT`; the
+next submission graded by this process has its examples rebuilt from them (fresh objects, drawn
+by the property's own strategies) and the check called on each, in order, without the engine.
+
+When every replayed example passes, the check passes, as it would have: the student's code saw
+the very calls the engine would have made. When one fails, or anything unexpected happens, the
+property runs under the engine as it always did, and its report (status, feedback, smallest
+input) is the engine's. So that the student's code sees exactly the calls it would see without
+replay, the engine's first examples, which the replay has already sent, are answered from a
+*tape* of what the student's code answered in the replay (:class:`Tape`): the student's code is
+called again only from the first example the replay did not finish (shrinking included).
+
+What is kept, and why it is safe:
+
+* Only choices drawn by Hypothesis's engine in this process (never read from a file, never
+  written to one), and only after a run in which the student's code did not run in this process
+  (a sandboxed run): nothing a submission does can change what is kept. A submission only
+  decides *whether* a property's examples are kept (by passing), never *what* they are: the
+  next student gets the very examples the engine would give.
+* A property whose examples depend on what the student's code returned (a draw with
+  ``st.data()`` after a call of the student's code in the same example) is never kept, and a
+  replay stops just before such a draw: the engine then draws it, as it would have.
+* Hidden checks' choices stay in this process's memory: a sandbox is started by a warden that
+  is a fresh program (:mod:`grader.sandbox.wardens`), never a fork of this process, and a
+  student release holds none of it.
+* A failure seen in the replay is never lost: if the engine's run then passes (code that answers
+  differently when asked again), the check fails as flaky (:func:`run`).
+
+This relies on how Hypothesis runs one example (private names, read in the releases of
+:data:`grader.engine.upkeep.HYPOTHESIS_RANGE`): :func:`supported` says whether they are there,
+and where they are not, every property runs under the engine (tests/test_replay.py fails loudly).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+
+import numpy as np
+from hypothesis import settings as hypothesis_settings
+from hypothesis.errors import FlakyFailure
+
+from ..core.errors import StudentTimeout
+
+try:  # private: see the module's text
+    from hypothesis import control as _control
+    from hypothesis._settings import local_settings as _local_settings
+    from hypothesis.internal.conjecture.data import ConjectureData as _ConjectureData
+    from hypothesis.internal.entropy import deterministic_PRNG as _deterministic_PRNG
+except ImportError:  # pragma: no cover - a release outside the range refuses to start anyway
+    _control = _local_settings = _ConjectureData = _deterministic_PRNG = None
+
+__all__ = ["COUNTS", "Tape", "forget", "kept", "run", "supported"]
+
+#: The examples of each property that passed under the engine in this process: key -> the
+#: choices of each example, in the order the engine ran them.
+_KEPT: dict[tuple, tuple[tuple, ...]] = {}
+#: How many properties this process passed by replay alone, ran under the engine, and how many
+#: of the student's calls the engine had answered from a tape (for tests and measurements).
+COUNTS = {"replayed": 0, "engine": 0, "answered": 0}
+
+
+def supported() -> bool:
+    """Whether the Hypothesis internals replay needs are where this module looks for them."""
+    return (
+        _ConjectureData is not None
+        and hasattr(_ConjectureData, "for_choices")
+        and hasattr(_control, "BuildContext")
+        and hasattr(_control.BuildContext, "prep_args_kwargs_from_strategies")
+        and hasattr(_control, "_current_build_context")
+    )
+
+
+def forget() -> None:
+    """Drop every kept example, and the counts (tests use it)."""
+    _KEPT.clear()
+    COUNTS.update(dict.fromkeys(COUNTS, 0))
+
+
+def kept(key: tuple) -> tuple[tuple, ...] | None:
+    """The kept choices of the property ``key``, or None."""
+    return _KEPT.get(key)
+
+
+def _data():
+    """The ConjectureData of the example being run, or None."""
+    context = _control._current_build_context.value
+    return None if context is None else context.data
+
+
+def _choices() -> tuple:
+    data = _data()
+    return () if data is None else tuple(data.choices)
+
+
+# ----------------------------------------------------------------------------- the tape
+
+#: How the engine ends an example without a verdict (it is not counted): a draw past the
+#: length it allowed the example, or an assumption that does not hold.
+_STOPS = ("StopTest", "UnsatisfiedAssumption")
+
+
+class DrawAfterCall(BaseException):
+    """A replayed example was about to draw after a call of the student's code: what it draws
+    may depend on what the student returned, so the engine must draw it."""
+
+
+class NotKept(Exception):
+    """A replayed example did not use the choices kept for it (never expected)."""
+
+
+def _digest(arguments: dict) -> bytes:
+    """A digest of a call's arguments, to tell whether the engine's call is the replayed one."""
+    h = hashlib.blake2b(digest_size=16)
+    for name, value in arguments.items():
+        h.update(name.encode())
+        if isinstance(value, np.ndarray):
+            h.update(f"{value.dtype.str}{value.shape}".encode())
+            h.update(np.ascontiguousarray(value).tobytes())
+        else:
+            h.update(repr(value).encode())
+        h.update(b"\0")
+    return h.digest()
+
+
+def _copied(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, tuple):
+        return tuple(_copied(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """One call of the student's code and what it came to: an outcome, or a time limit."""
+
+    name: str
+    audit: bool
+    digest: bytes
+    outcome: object = None
+    stopped: StudentTimeout | None = None
+
+    def give(self):
+        if self.stopped is not None:
+            raise type(self.stopped)(self.stopped.message)
+        return replace(self.outcome, value=_copied(self.outcome.value))
+
+
+class Tape:
+    """What one run of a property (replayed, or under the engine) sees of the student's code.
+
+    Replaying (``keep``), it keeps every call's answer, example by example. Under the engine
+    after a replay (``answers``: what the replay kept), it answers the engine's first examples
+    from those, as long as the engine's example and calls are the replayed ones (choices and
+    arguments compared); past them, or once anything differs, calls reach the student's code.
+    Either way it notes whether an example drew after a call of the student's code.
+    """
+
+    def __init__(self, *, keep: bool = False, answers=(), choices=()):
+        self.keep = keep
+        self.kept: list[list[_Answer]] = []
+        self._answers = list(answers)
+        self._choices = list(choices)
+        self._playing: list[_Answer] | None = None
+        self.example = -1
+        self.first_call_at: int | None = None
+        self.drew_after_call = False
+        self.seen: list[tuple] = []  # the choices of each example run, once it ended
+        self.answered = 0  # calls answered from the tape
+
+    def begin(self) -> None:
+        """An example starts (its arguments are drawn already)."""
+        self.example += 1
+        self.first_call_at = None
+        if self.keep:
+            self.kept.append([])
+        self._playing = None
+        if self.example < len(self._answers):
+            now, then = _choices(), self._choices[self.example][0]
+            if tuple(then[: len(now)]) == now:
+                self._playing = list(reversed(self._answers[self.example]))
+            else:  # not the replayed example: from here on, every call is real
+                del self._answers[self.example :]
+
+    def end(self, ended: BaseException | None = None) -> None:
+        """The example ended: passed (``ended`` None), failed, or stopped by the engine (a draw
+        past the length it allowed, an unsatisfied assumption)."""
+        data = _data()
+        if data is None:
+            return
+        stop = type(ended).__name__ if ended is not None and type(ended).__name__ in _STOPS else None
+        if self.first_call_at is not None and (len(data.choices) > self.first_call_at or stop):
+            self.drew_after_call = True  # what it drew, or that it stopped, may depend on the student
+        self.seen.append((tuple(data.choices), stop))
+
+    def call(self, name: str, arguments: dict, audit: bool, send):
+        """The outcome of one call: from the tape, else ``send()``."""
+        if self.first_call_at is None:
+            data = _data()
+            self.first_call_at = 0 if data is None else len(data.choices)
+        digest = _digest(arguments) if (self.keep or self._playing) else b""
+        if self._playing:
+            answer = self._playing.pop()
+            if (answer.name, answer.audit, answer.digest) == (name, audit, digest):
+                self.answered += 1
+                return answer.give()
+            self._playing = None  # the engine's call is not the replayed one
+            del self._answers[self.example :]
+        try:
+            outcome = send()
+        except StudentTimeout as stop:
+            if self.keep:
+                self.kept[-1].append(_Answer(name, audit, digest, stopped=stop))
+            raise
+        if self.keep:
+            self.kept[-1].append(
+                _Answer(name, audit, digest, outcome=replace(outcome, value=_copied(outcome.value)))
+            )
+        return outcome
+
+
+# ----------------------------------------------------------------------------- one property
+
+
+def _guarded(data, tape: Tape):
+    """``data`` with its draws refused once the example has called the student's code."""
+    plain = data.draw
+
+    def draw(*args, **kwargs):
+        if tape.first_call_at is not None:
+            raise DrawAfterCall()
+        return plain(*args, **kwargs)
+
+    data.draw = draw
+    return data
+
+
+def _replayed(check, examples, fixtures: dict, view) -> tuple[Tape, BaseException | None]:
+    """Call ``check``'s test on each example, in order; stop at the first that does not pass.
+    Returns the tape and what stopped it (None: every example passed)."""
+    handle = check.hypothesis
+    tape = Tape(keep=True)
+    view.tape = tape
+    try:
+        for choices, stop in examples:
+            data = _ConjectureData.for_choices(choices)
+            try:
+                with (
+                    _local_settings(hypothesis_settings.default),
+                    _deterministic_PRNG(),
+                    _control.BuildContext(data, is_final=False, wrapped_test=check) as context,
+                ):
+                    drawn, _ = context.prep_args_kwargs_from_strategies(handle._given_kwargs)
+                    _guarded(data, tape)
+                    handle.inner_test(**fixtures, **drawn)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as err:  # noqa: BLE001 - whatever it is, the engine decides
+                if stop is not None and type(err).__name__ == stop and tape.first_call_at is None:
+                    continue  # the engine stopped this example there too, before any call
+                return tape, err
+            if stop is not None or tuple(data.choices) != tuple(choices) or data.misaligned_at is not None:
+                return tape, NotKept()
+    finally:
+        view.tape = None
+    return tape, None
+
+
+def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -> None:
+    """Run the Hypothesis test ``check`` (what pytest calls) with ``fixtures``, its examples
+    replayed where they are known under ``key``; returns as the check passes and raises as it
+    fails, exactly as ``check(**fixtures)`` does. ``view`` is the student's view the check
+    calls through; ``keep``: this run may keep the examples (the student's code does not run in
+    this process). An exception of type ``settled`` ends the check at once, whatever the
+    example (it carries a failure no input causes)."""
+    examples = _KEPT.get(key)
+    if examples is None and not keep:
+        check(**fixtures)  # nothing to replay, nothing to keep: the engine, as without replay
+        return
+    seen, stopped = None, None
+    if examples is not None:
+        seen, stopped = _replayed(check, examples, fixtures, view)
+        if stopped is None:
+            COUNTS["replayed"] += 1
+            return
+        if isinstance(stopped, settled):
+            raise stopped  # the engine would stop at this very example, with this very error
+    tape = Tape(
+        answers=seen.kept if seen is not None else (),
+        choices=examples if seen is not None else (),
+    )
+    view.tape = tape
+    COUNTS["engine"] += 1
+    try:
+        check(**fixtures)
+    finally:
+        view.tape = None
+        COUNTS["answered"] += tape.answered
+    if stopped is not None and not isinstance(stopped, (DrawAfterCall, NotKept)):
+        # The replay failed and the engine's run passed: the student's code answered
+        # differently when the engine asked again. That failure must not be lost.
+        if not isinstance(stopped, Exception):
+            raise stopped
+        flaky = FlakyFailure("the check failed when replayed and passed under the engine", [stopped])
+        flaky.grader_inputs = getattr(stopped, "grader_inputs", {})
+        flaky.grader_calls = getattr(stopped, "grader_calls", ())
+        raise flaky
+    if keep and not tape.drew_after_call and tape.seen:
+        _KEPT[key] = tuple(tape.seen)
