@@ -6,7 +6,8 @@ DIR holds one folder per student (the folder name is the student id) with the
 lesson's file, ``NAME.py`` (or a single notebook), inside. Each submission is taken in
 (:func:`grader.core.intake.open_submission`: found, read once and hashed) here, then
 graded, sandboxed, several at a time, by long-lived grading processes
-(``grade-stream``) that start Python and pytest only once; they receive the
+(``grade-stream``) that load Python, pytest and the checks only once and fork a
+child for each submission (:mod:`grader.commands.zygote`); they receive the
 absolute path and the hash, and grade only that very source. Results go to
 ``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
 submission), then to the CSV, and to one JSON and one text report per
