@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -533,23 +534,25 @@ class Warden(Deadlined):
 
     def take_back(self) -> bool:
         """After a process forked from this one used the sandbox and ended cleanly: whether the
-        sandbox is ready for the next one. It must be alive, nothing may wait unread on its
-        socket (a reply the forked process left, or half a frame), and it must answer a
-        ``reset`` (which ends every process of the last student's, the keeper included, and
-        wipes their files) with the reply a reset gets. Otherwise it is killed."""
+        sandbox is ready for the next one. It must be alive, and its next reply must be the one
+        to a ``reset`` sent now with a token never sent before (the reset ends every process of
+        the last student's, the keeper included, and wipes their files): a reply the forked
+        process left unread, however late it comes, arrives first and does not carry the token.
+        Otherwise the sandbox is killed (the next request starts a new one)."""
         if self.proc is None:
             return True
         if self.owner != os.getpid() or self.proc.poll() is not None or self.pending or self.keeper:
             self.kill()
             return False
         if select.select([self.sock], [], [], 0)[0] or self.channel.buffer:
-            self.kill()
+            self.kill()  # something waits already: no need to ask
             return False
+        token = secrets.token_hex(16)
         try:
-            reply = self.request({"type": "reset", "wipe": True})
+            reply = self.request({"type": "reset", "wipe": True, "token": token})
         except (WardenLost, WardenFault):
             return False  # killed already
-        if reply.get("type") != "clean":
+        if reply.get("type") != "clean" or reply.get("token") != token:
             self.kill()
             return False
         return True
