@@ -66,22 +66,30 @@ def run_forked(task: Callable[[], bytes], *, scratch: Path) -> Ended:
     pid = os.fork()
     if pid == 0:
         _child(task, theirs_r, theirs_w, folder)  # never returns
-    os.close(theirs_w)
     clean = False
     try:
+        os.close(theirs_w)
         output, status, overflow = _collect(pid, theirs_r)
         how = _how(status, overflow)
         clean = not how
         return Ended(output if clean else b"", how)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+        _end_child(pid)
         raise
     finally:
         os.close(theirs_r)
         shutil.rmtree(folder, ignore_errors=True)
         take_back(clean=clean)
+
+
+def _end_child(pid: int) -> None:
+    """Kill the child ``pid`` and reap it, unless it was reaped already (its number may then be
+    another process's)."""
+    with contextlib.suppress(ChildProcessError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
 
 
 def _child(task: Callable[[], bytes], theirs_r: int, theirs_w: int, folder: Path) -> None:
