@@ -555,6 +555,9 @@ class Warden(Deadlined):
         if reply.get("type") != "clean" or reply.get("token") != token:
             self.kill()
             return False
+        if self._unconfined() and _strays(self.uid, self.proc.pid):
+            self.kill()  # a process of the student's escaped the warden, as in :meth:`reset`
+            return False
         return True
 
     # -- the end
