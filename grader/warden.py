@@ -189,7 +189,7 @@ class Warden:
         self.end_all()
         if request.get("wipe", True):
             self.wipe()
-        return {"type": "clean"}
+        return {"type": "clean", "token": request.get("token")}  # which reset this answers
 
     # -- the student's processes
 

@@ -188,3 +188,70 @@ def test_a_students_reports_are_the_ones_grade_writes(tmp_path):
     assert json.loads((reports / "bob.json").read_text(encoding="utf-8")) == json.loads(as_json.stdout)
     as_html = python("grade", str(klass / "bob"), "--format", "html")
     assert (reports / "bob.html").read_text(encoding="utf-8") == as_html.stdout
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if stat and int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def _grading(pid: int) -> bool:
+    try:
+        return b"grade-stream" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_a_grading_child_killed_mid_grade_costs_its_student_a_row_and_nothing_more(tmp_path):
+    """Each submission is graded in a child forked from the lane's grading process; one killed
+    (SIGKILL) in the middle of a grade gives its student a row that says so, and the lane
+    grades the next students as ``grade`` does alone, on a sandbox that was handed back clean.
+    The next run grades that student again."""
+    klass = tmp_path / "class"
+    compose(LOOP, klass / "a-loops")  # graded first, and slowly: its merge_heads never returns
+    for student, source in (("b-reference", ATTENTION.solution), ("c-buggy", BUGGY)):
+        (klass / student).mkdir(parents=True)
+        shutil.copy(source, klass / student / "attention.py")
+    out = tmp_path / "gradebook.csv"
+    command = [sys.executable, "-m", "grader", "batch", "--lesson", "attention", str(klass)]
+    command += ["--out", str(out), "--jobs", "1", "--call-timeout", "1"]
+    proc = subprocess.Popen(
+        command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    killed = None
+    while killed is None and proc.poll() is None:  # the first child of the lane's grading process
+        for lane in filter(_grading, _children(proc.pid)):
+            children = _children(lane)
+            sandbox = [child for child in children if not _grading(child)]
+            # once its sandbox runs (a process started for it is a copy of the lane's until it
+            # becomes the sandbox), a child of the lane that is still a copy is a grading child
+            for child in filter(_grading, children if sandbox else ()):
+                os.kill(child, signal.SIGKILL)
+                killed = child
+        time.sleep(0.01)
+    summary, err = proc.communicate(timeout=600)
+    assert killed is not None and proc.returncode == 0, err[-3000:]
+    reports = out.with_name("gradebook_reports")
+    said = (reports / "a-loops.txt").read_text(encoding="utf-8")
+    assert "killed by signal 9 (SIGKILL)" in said and "run the batch again" in said, said
+    assert "'a-loops': the grader failed: its process for this submission was killed" in summary
+    rows = read_csv(out)
+    assert rows["a-loops"]["score"] in ("", "0")
+    assert rows["b-reference"]["score"] == "100"
+    for student in ("b-reference", "c-buggy"):
+        alone = python("grade", str(klass / student), "--format", "json")
+        assert alone.returncode == 0, alone.stderr[-2000:]
+        graded = json.loads((reports / f"{student}.json").read_text(encoding="utf-8"))
+        assert graded == json.loads(alone.stdout), student
+    again = batch(klass, out, "--jobs", "1")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "1 to grade, 2 unchanged" in again.stderr
+    assert "signal 9" not in (reports / "a-loops.txt").read_text(encoding="utf-8")

@@ -27,7 +27,7 @@ import pytest
 
 from grader.sandbox.wardens import best_level
 
-from .support import ATTENTION, ROOT, compose, python
+from .support import ATTENTION, ROOT, TOY_COURSE, compose, python
 
 ADVERSARIAL = Path(__file__).parent / "adversarial"
 BUG = ATTENTION.catalog / "bugs" / "merge_reshape_no_transpose.py"
@@ -231,3 +231,66 @@ def test_after_the_adversarial_catalog_classmates_get_their_solo_grades(tmp_path
     for name in honest:
         assert _grades(_report(reports / f"{name}.json")) == _grades(_solo(klass / name)), name
     assert _report(reports / "z1-reference.json")["score"] == 100
+
+
+#: A check that keeps what the student's function returned in a module-level list, as a check
+#: with a careless cache would: within one grading it is harmless, but a grading process that
+#: goes on to the next student would show it the last one's value.
+KEEPING_CHECK = '''
+import numpy as np
+
+from grader import expect
+from grader.marks import graded
+
+SEEN = []  # what center_tokens returned on the probe, in every grading this process has done
+
+
+@graded("center_tokens", points=1)
+def test_centering_a_probe(student):
+    """The probe's first number is centred."""
+    got = student.center_tokens(np.array([[1.0, 3.0]]))
+    SEEN.append(float(np.asarray(got).ravel()[0]))
+    expect.that(SEEN == [-1.0], f"center_tokens gave {SEEN[0]} on the probe, not -1.0")
+'''
+
+#: A classmate whose value the check above would keep: graded first, with a number no honest
+#: submission returns.
+MARKED = """
+
+def center_tokens(x):
+    return np.full_like(x, 4242.0)
+"""
+
+
+@pytest.mark.skipif(best_level() == "none", reason="batch needs a sandbox")
+def test_what_the_trusted_side_kept_of_a_classmate_reaches_no_later_one(tmp_path):
+    """The checks, the reference and pytest live in the grading process, not in the sandbox:
+    whatever they keep of a submission (here a check's module-level list of what the student's
+    function returned) must be gone when the next submission is graded. With one grading process
+    per lane reused from student to student, the honest student graded second failed with the
+    first one's number in their feedback; each submission is now graded by a process of its own,
+    forked from one that has seen no submission."""
+    course = tmp_path / "toy"
+    shutil.copytree(TOY_COURSE, course)
+    (course / "tests" / "checks" / "toy" / "test_kept.py").write_text(KEEPING_CHECK, encoding="utf-8")
+    klass = tmp_path / "class"
+    for name, extra in (("a-marked", MARKED), ("b-honest", "")):
+        (klass / name).mkdir(parents=True)
+        text = (course / "solutions" / "toy.py").read_text(encoding="utf-8") + extra
+        (klass / name / "toy.py").write_text(text, encoding="utf-8")
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = python(
+        "batch", "--course", str(course), "--lesson", "toy", str(klass), "--out", str(out), "--jobs", "1"
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = out.with_name("gradebook_reports")
+    honest = _report(reports / "b-honest.json")
+    assert "4242" not in json.dumps(honest), [t["feedback"] for t in honest["tests"] if t["feedback"]]
+    assert honest["score"] == honest["max_score"]
+    solo = python(
+        "grade", "--course", str(course), "--lesson", "toy", str(klass / "b-honest"), "--format", "json"
+    )
+    assert solo.returncode == 0, solo.stderr[-2000:]
+    assert _grades(honest) == _grades(json.loads(solo.stdout))
+    marked = _report(reports / "a-marked.json")
+    assert "center_tokens gave 4242.0" in json.dumps(marked)  # the check does see what it keeps

@@ -289,8 +289,10 @@ def test_grade_stream_grades_only_the_source_it_was_told_the_hash_of(tmp_path):
     )
     calm(done)
     changed, graded = (json.loads(line) for line in done.stdout.splitlines())
-    assert changed == {"refused": changed["refused"]} and "the file changed" in changed["refused"]
-    assert graded["score"] == graded["max_score"] == 20
+    assert changed["verdict"] == "refused" and "report" not in changed
+    assert "the file changed" in changed["message"]
+    assert graded["verdict"] == "graded"
+    assert graded["report"]["score"] == graded["report"]["max_score"] == 20
 
 
 @pytest.mark.parametrize("how", ["finished", "Ctrl-C"])

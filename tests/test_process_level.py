@@ -118,6 +118,36 @@ def test_a_failure_of_the_warden_is_the_graders_not_the_students():
         warden.close()
 
 
+@pytest.mark.parametrize("child", ["left it as it was lent", "left a reply unread"])
+def test_a_sandbox_lent_to_a_forked_grader_is_taken_back_only_as_it_was_lent(child):
+    """A batch's grading process lends its sandbox (the warden's socket) to the child it forks
+    for a submission. After the child, the sandbox is kept only if nothing waits unread on the
+    socket and the warden answers a reset: a reply the child left would otherwise be read as the
+    answer to the next request, one behind from then on. Killed, it is started anew."""
+    from grader.sandbox.wardens import Warden
+
+    warden = Warden("process", 2 << 30)
+    try:
+        assert warden.request({"type": "reset"})["type"] == "clean"  # started by this process
+        pid = os.fork()
+        if pid == 0:  # the child: a submission's keeper, then its end, as a grading does
+            try:
+                warden.begin(object(), b"x = 1\n", ATTENTION, 2 << 30)
+                warden.collect(time.monotonic() + 30)
+                warden.post({"type": "reset"})
+                if child == "left it as it was lent":
+                    warden.collect(time.monotonic() + 30)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        kept = warden.take_back()
+        assert kept is (child == "left it as it was lent")
+        assert warden.request({"type": "reset"})["type"] == "clean"
+        assert warden.boots == (1 if kept else 2)
+    finally:
+        warden.close()
+
+
 # ----------------------------------------------------------------------------- as root
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="what the process level does for a grader run as root")

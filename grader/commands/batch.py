@@ -6,7 +6,8 @@ DIR holds one folder per student (the folder name is the student id) with the
 lesson's file, ``NAME.py`` (or a single notebook), inside. Each submission is taken in
 (:func:`grader.core.intake.open_submission`: found, read once and hashed) here, then
 graded, sandboxed, several at a time, by long-lived grading processes
-(``grade-stream``) that start Python and pytest only once; they receive the
+(``grade-stream``) that load Python, pytest and the checks only once and fork a
+child for each submission (:mod:`grader.commands.zygote`); they receive the
 absolute path and the hash, and grade only that very source. Results go to
 ``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
 submission), then to the CSV, and to one JSON and one text report per
@@ -47,7 +48,7 @@ from pathlib import Path
 
 from ..core.errors import IsolationRefused
 from ..core.fingerprint import fingerprint
-from ..core.inert import file_stem, one_line, student_name, student_strings, student_text
+from ..core.inert import file_stem, one_line, student_name, student_text
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
@@ -64,6 +65,7 @@ from ..formats.text import to_text
 from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import choose_level, processes_missing
 from .export import CLASS_REPORT, write_class_report
+from .stream import Verdict, read_answer
 
 #: Seconds a grade process may take beyond the wall-clock guard of a submission (start-up,
 #: loading the checks) before the batch gives up on it; the submission is then unfinished.
@@ -173,7 +175,9 @@ def _cores() -> list[int]:
 
 
 class _Grader:
-    """A long-lived ``grade-stream`` process: Python and pytest start once, not per submission."""
+    """A long-lived ``grade-stream`` process: Python, pytest and the checks are loaded once, not
+    per submission, and each submission is graded in a process forked from it
+    (:mod:`grader.commands.zygote`)."""
 
     def __init__(self, options: list[str], cpu: int | None = None, environment: dict | None = None):
         self.options = options
@@ -207,25 +211,24 @@ class _Grader:
         try:
             self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
-            answer = student_strings(json.loads(self._line(time.monotonic() + limit)))  # texts enter here
+            line = self._line(time.monotonic() + limit)
         except TimeoutError:
             self.close(interrupt=True)
             return entry, None, f"{UNFINISHED}: grading took longer than {limit:g} s and was stopped"
-        except (OSError, EOFError, ValueError):
+        except (OSError, EOFError):
             self.close()
             return entry, None, "the grader stopped while grading this submission"
         finally:
             running.pop(entry.student, None)
-        if not isinstance(answer, dict):
-            return entry, None, f"the grader failed: it answered {str(answer)[:300]}"
-        if "refused" in answer:  # the file is not the one taken in, or no longer readable
-            return entry, None, str(answer["refused"])[:300]
-        if "error" in answer:
-            return entry, None, f"the grader failed: {str(answer['error'])[:300]}"
         try:
-            return entry, from_dict(answer), ""
-        except (KeyError, TypeError, ValueError) as err:
-            return entry, None, f"the grader failed: its report could not be read ({type(err).__name__})"
+            answer = read_answer(line)  # texts enter here
+        except ValueError as err:
+            return entry, None, f"the grader failed: its answer could not be read ({str(err)[:300]})"
+        if answer.verdict is Verdict.GRADED:
+            return entry, answer.report, ""
+        if answer.verdict is Verdict.REFUSED:  # the file is not the one taken in, or no longer readable
+            return entry, None, answer.message[:300]
+        return entry, None, f"the grader failed: {answer.message[:300]}"
 
     def _line(self, deadline: float) -> bytes:
         fd = self.proc.stdout.fileno()

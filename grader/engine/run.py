@@ -21,7 +21,8 @@ from ..core.intake import Intake, IntakeError
 from ..core.lesson import Lesson
 from ..core.pictures import Heatmap, heatmap
 from ..core.results import Report, Status, TestResult, Visibility
-from ..core.settings import Settings
+from ..core.settings import Isolation, Settings
+from ..sandbox.wardens import WardenFault, WardenLost, choose_level, warm
 from .feedback import Outcome, outcome_of, paragraph
 from .marks import grading_of
 from .plugin import use_run
@@ -389,6 +390,27 @@ def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]
     with _plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[counter])
     return {name: counter.points.get(name, 0) for name in lesson.exercises}
+
+
+def prepare(lesson: Lesson, settings: Settings) -> None:
+    """Do now, before any submission is seen, what every grading of ``lesson`` starts with:
+    pytest collects the checks (importing them, the strategies they build at import and the
+    grader's plugin; no check runs, so nothing is drawn and nothing is kept of any run) and the
+    sandbox is started (:func:`prepare_sandbox`). A process that then forks one child per
+    submission pays for these once; each child starts from this very state."""
+    suite_points(lesson)
+    prepare_sandbox(lesson, settings)
+
+
+def prepare_sandbox(lesson: Lesson, settings: Settings) -> None:
+    """Start the sandbox ``settings`` grade ``lesson`` in, unless it runs already (none at the
+    ``none`` level)."""
+    level = choose_level(settings.isolation, lesson.private)
+    if level is not Isolation.NONE:
+        try:
+            warm(level.value, settings.limits.memory)
+        except (WardenLost, WardenFault, OSError):
+            pass  # nothing is running: the grading that needs a sandbox starts one, as without this
 
 
 def _arguments(lesson: Lesson, checks: Path | None) -> list[str]:

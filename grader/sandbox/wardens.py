@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -336,6 +337,7 @@ class Warden(Deadlined):
         self.keeper_pending = 0
         self.holder: object | None = None
         self.uid: int | None = None  # the user the sandbox runs as, when it is not this process's
+        self.owner: int | None = None  # the process that started the sandbox (its parent)
 
     def _launch(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-"))
@@ -408,6 +410,7 @@ class Warden(Deadlined):
         self.channel = Channel(ours.fileno(), ours.fileno(), wait=self._wait)
         self.pending = 0
         self.boots += 1
+        self.owner = os.getpid()
         self._drop_keeper()
 
     # -- requests
@@ -419,8 +422,10 @@ class Warden(Deadlined):
         of its own, so the process every submission is forked from never holds a student's text.
         """
         self._drop_keeper()
-        if self.proc is not None and self.proc.poll() is not None:
+        if self.proc is not None and self.owner == os.getpid() and self.proc.poll() is not None:
             self.kill()  # it died between submissions: a new one, and nobody is blamed
+        # (a process forked from the sandbox's parent (:func:`take_back`) cannot wait for it: it
+        # learns that it is gone from its socket, and the parent replaces it after)
         ours, theirs = socket.socketpair()
         try:
             self.post({"type": "begin", "memory": memory}, fds=(theirs.fileno(),))
@@ -527,6 +532,34 @@ class Warden(Deadlined):
             except BlockingIOError:
                 self._wait_writable(sock.fileno())
 
+    def take_back(self) -> bool:
+        """After a process forked from this one used the sandbox and ended cleanly: whether the
+        sandbox is ready for the next one. It must be alive, and its next reply must be the one
+        to a ``reset`` sent now with a token never sent before (the reset ends every process of
+        the last student's, the keeper included, and wipes their files): a reply the forked
+        process left unread, however late it comes, arrives first and does not carry the token.
+        Otherwise the sandbox is killed (the next request starts a new one)."""
+        if self.proc is None:
+            return True
+        if self.owner != os.getpid() or self.proc.poll() is not None or self.pending or self.keeper:
+            self.kill()
+            return False
+        if select.select([self.sock], [], [], 0)[0] or self.channel.buffer:
+            self.kill()  # something waits already: no need to ask
+            return False
+        token = secrets.token_hex(16)
+        try:
+            reply = self.request({"type": "reset", "wipe": True, "token": token})
+        except (WardenLost, WardenFault):
+            return False  # killed already
+        if reply.get("type") != "clean" or reply.get("token") != token:
+            self.kill()
+            return False
+        if self._unconfined() and _strays(self.uid, self.proc.pid):
+            self.kill()  # a process of the student's escaped the warden, as in :meth:`reset`
+            return False
+        return True
+
     # -- the end
 
     def kill(self) -> None:
@@ -611,6 +644,30 @@ def acquire(level: str, memory: int) -> Warden:
 
 def release(warden: Warden) -> None:
     warden.busy = False
+
+
+def warm(level: str, memory: int) -> None:
+    """Start a sandbox of ``level`` now, before any submission: every process forked from this
+    one afterwards (:func:`take_back`) finds it running, its Python and numpy loaded."""
+    warden = acquire(level, memory)
+    try:
+        if warden.proc is None:
+            warden.request({"type": "reset", "wipe": True})  # starts it, and waits until it answers
+    finally:
+        release(warden)
+
+
+def take_back(*, clean: bool) -> None:
+    """The sandboxes of this process, after a process forked from it (which used them, one at a
+    time) has ended: each one kept only if ``clean`` (the forked process ended as it should, its
+    requests all answered) and :meth:`Warden.take_back` finds it ready; killed otherwise (a
+    process killed in the middle of a request leaves its socket where no one can tell)."""
+    for warden in _WARDENS:
+        warden.busy = False
+        if not clean:
+            warden.kill()
+        else:
+            warden.take_back()
 
 
 @atexit.register
