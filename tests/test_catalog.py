@@ -29,7 +29,7 @@ from grader.core.settings import REPLAY_VARIABLE
 from grader.formats.json_report import from_dict
 from grader.formats.text import to_text
 
-from .support import PROCESSES, ROOT, compose, python
+from .support import PROCESSES, ROOT, compose, net, python
 
 #: The lessons with a catalog, as the course declares them.
 LESSONS = tuple(lesson for lesson in Course.at(ROOT).lessons if lesson.catalog.is_dir())
@@ -219,6 +219,7 @@ class Graded:
             "--lesson",
             lesson.name,
             env={**os.environ, REPLAY_VARIABLE: REPLAYED[level]},
+            timeout=net(len(list(chunk.iterdir()))),
         )
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)
