@@ -127,3 +127,19 @@ def test_the_core_needs_neither_pytest_nor_hypothesis():
         if _layer(module) <= 1:
             text = path.read_text(encoding="utf-8")
             assert "import pytest" not in text and "hypothesis" not in text.replace("Hypothesis", ""), module
+
+
+def test_no_private_name_is_imported_from_another_module():
+    """A name with a leading underscore is its module's own: a module that needs it elsewhere
+    makes it public (with a docstring) rather than reaching in (dunders such as ``__all__`` and
+    ``__version__`` are public)."""
+    reached = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("grader")):
+                reached += [
+                    f"{module} imports {alias.name} from {'.' * node.level}{node.module or ''}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.endswith("__")
+                ]
+    assert not reached, "\n".join(reached)

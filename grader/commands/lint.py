@@ -36,7 +36,7 @@ import pytest
 from ..core.lesson import Lesson
 from ..core.results import Visibility
 from ..engine.marks import MARK, MarkError, grading_of
-from ..engine.run import _arguments, _nothing_stored, _plugin_autoload_off
+from ..engine.run import nothing_stored, plugin_autoload_off, pytest_arguments
 from ..engine.submission import load_reference
 from ..engine.upkeep import no_local_constants
 from .lint_declared import UNREAD, lint_catalog, lint_diagnoses, lint_pictures, lint_weak
@@ -201,7 +201,7 @@ def _run_checks(lesson: Lesson, found: Findings, examples: int) -> None:
     """Collect the lesson's checks and run the valid ones on its reference, in this process."""
     linter = _Linter(lesson, found)
     args = [
-        *_arguments(lesson, None),
+        *pytest_arguments(lesson, None),
         "--submission",
         str(lesson.solution),
         "--isolation",
@@ -216,8 +216,8 @@ def _run_checks(lesson: Lesson, found: Findings, examples: int) -> None:
     ]
     captured = io.StringIO()
     with (
-        _plugin_autoload_off(),
-        _nothing_stored(),
+        plugin_autoload_off(),
+        nothing_stored(),
         no_local_constants(),
         contextlib.redirect_stdout(captured),
         contextlib.redirect_stderr(captured),

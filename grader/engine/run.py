@@ -315,7 +315,7 @@ def run_checks(
     opened = Submission(submission, lesson=lesson, settings=settings)
     collector = Collector(lesson, settings, opened)
     args = [
-        *_arguments(lesson, checks),
+        *pytest_arguments(lesson, checks),
         "--assert=plain",  # the checks fail through grader.expect, never a bare assert
         # the report is read from each failure's exception (Collector): pytest's own rendering of
         # a traceback, which parses the source around every frame, is kept to its plainest form
@@ -330,8 +330,8 @@ def run_checks(
     captured = io.StringIO()
     alone = not opened.runs_here  # nothing in this process draws from numpy's global generator
     with (
-        _plugin_autoload_off(),
-        _nothing_stored(),
+        plugin_autoload_off(),
+        nothing_stored(),
         numpy_generator_left_alone(alone),
         no_local_constants(),  # a check's inputs depend on nothing the process loaded before
         contextlib.redirect_stdout(captured),
@@ -351,7 +351,7 @@ def run_checks(
 
 
 @contextlib.contextmanager
-def _nothing_stored():
+def nothing_stored():
     """Hypothesis keeps nothing where the checks run.
 
     Besides its example database (which the profiles turn off), Hypothesis caches
@@ -386,8 +386,8 @@ def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]
     """Maximum points per exercise of ``lesson``, read from the marks of its checks (or of those
     under ``checks``)."""
     counter = _Points()
-    args = [*_arguments(lesson, checks), "--collect-only"]
-    with _plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
+    args = [*pytest_arguments(lesson, checks), "--collect-only"]
+    with plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[counter])
     return {name: counter.points.get(name, 0) for name in lesson.exercises}
 
@@ -413,7 +413,7 @@ def prepare_sandbox(lesson: Lesson, settings: Settings) -> None:
             pass  # nothing is running: the grading that needs a sandbox starts one, as without this
 
 
-def _arguments(lesson: Lesson, checks: Path | None) -> list[str]:
+def pytest_arguments(lesson: Lesson, checks: Path | None) -> list[str]:
     """pytest's arguments for ``lesson``'s checks (or those under ``checks``): quiet, with the
     grader's plugin and no cache, whatever the course's own pytest settings say."""
     where = ["--rootdir", str(lesson.root)]
@@ -431,7 +431,7 @@ def _arguments(lesson: Lesson, checks: Path | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def _plugin_autoload_off():
+def plugin_autoload_off():
     """Load only the plugins the checks need: faster, and immune to what else is installed."""
     old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
