@@ -10,7 +10,9 @@ wants every value of a comma-delimited file in quotes.
 from __future__ import annotations
 
 import csv
+import os
 import shutil
+import threading
 
 import pytest
 
@@ -163,6 +165,30 @@ def test_a_bad_roster_is_refused_with_a_sentence(tmp_path):
         read_roster(roster, "Username")
     with pytest.raises(UsageError, match="could not be read: No such file"):
         read_roster(tmp_path / "nope.csv", "Username")
+
+
+def test_a_roster_that_is_a_fifo_or_a_folder_is_refused_not_waited_on(tmp_path):
+    """A FIFO given as --roster would block the read forever (no one writes to it)."""
+    fifo = tmp_path / "roster.csv"
+    os.mkfifo(fifo)
+    outcome = []
+
+    def read():
+        try:
+            read_roster(fifo, "Username")
+        except UsageError as err:
+            outcome.append(str(err))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(120)  # not a measure of speed: a roster read that never returns
+    if reader.is_alive():
+        with open(fifo, "wb"):  # let the stuck reader go
+            pass
+        pytest.fail("reading a FIFO as the roster never returned")
+    assert outcome and "is not a file" in outcome[0]
+    with pytest.raises(UsageError, match="could not be read|is not a file"):
+        read_roster(tmp_path, "Username")
 
 
 def test_batch_writes_the_canvas_layout_with_a_roster(tmp_path):

@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
+import stat
 import string
 import unicodedata
 from dataclasses import dataclass, field
@@ -131,7 +133,13 @@ def read_roster(path: Path, key: str) -> Roster:
     ``key`` among its columns; raises :class:`UsageError` saying what is wrong."""
     path = Path(path)
     try:
-        with path.open("rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens at once
+    except OSError as err:
+        raise UsageError(f"the roster {path} could not be read: {err.strerror or err}") from None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise UsageError(f"the roster {path} is not a file; export it from the LMS as CSV")
             data = f.read(MAX_ROSTER + 1)
     except OSError as err:
         raise UsageError(f"the roster {path} could not be read: {err.strerror or err}") from None
