@@ -70,6 +70,14 @@ def test_plain_keeps_its_columns_and_adds_the_status(book, tmp_path):
     assert any("'mallory': no grade (failed: the grader stopped)" in n for n in written.notes)
 
 
+def test_an_export_that_cannot_be_written_leaves_no_temporary_file(book, tmp_path):
+    out = tmp_path / "taken"
+    out.mkdir()  # a folder where the CSV should go
+    with pytest.raises(OSError):
+        book.export_csv(out, EXERCISES)
+    assert not list(tmp_path.glob("taken*.tmp"))
+
+
 def test_plain_can_leave_unsubmitted_blank(book, tmp_path):
     out = tmp_path / "g.csv"
     book.export_csv(out, EXERCISES, Export(unsubmitted=Unsubmitted.BLANK))

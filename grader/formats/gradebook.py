@@ -178,11 +178,15 @@ class Gradebook:
         written = table(self.rows(), exercises, export or Export(), lesson=lesson)
         out = Path(out)
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f, quoting=csv.QUOTE_ALL if written.quote_all else csv.QUOTE_MINIMAL)
-            writer.writerow(written.header)
-            writer.writerows(written.rows)
-        os.replace(tmp, out)
+        try:
+            with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
+                writer = csv.writer(f, quoting=csv.QUOTE_ALL if written.quote_all else csv.QUOTE_MINIMAL)
+                writer.writerow(written.header)
+                writer.writerows(written.rows)
+            os.replace(tmp, out)
+        except BaseException:  # no half-written file left beside ``out`` (a folder there, a full disk)
+            Path(tmp).unlink(missing_ok=True)
+            raise
         return written
 
 
