@@ -295,7 +295,7 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="FILE",
-        help="the page to write (default: class_report.html beside the gradebook)",
+        help="the page to write (default: NAME_class_report.html beside the gradebook NAME.csv)",
     )
 
     z = sub.add_parser("gradescope-bundle", parents=[where], help="build the Gradescope autograder zip")

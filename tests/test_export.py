@@ -44,7 +44,7 @@ from grader.core.inert import student_name
 from grader.core.results import ExerciseResult, Standing
 from grader.formats import lms
 from grader.formats.class_report import summarise, to_class_html
-from grader.formats.gradebook import Row
+from grader.formats.gradebook import Gradebook, Row
 from grader.formats.lms import Export, Layout, Roster, Unsubmitted, table
 
 from .support import ATTENTION, compose, python
@@ -246,11 +246,25 @@ def test_export_and_report_grade_nothing(graded, tmp_path, monkeypatch, capsys):
     assert cli.main(["report", "--from", str(source)]) == 0
     assert started == [] and _sha(db) == before
     assert sorted(p.name for p in db.parent.iterdir()) == [
-        "class_report.html",
         "gradebook.csv",
         "gradebook.sqlite",
+        "gradebook_class_report.html",
     ]
     assert "ada" in (tmp_path / "canvas.csv").read_text()
+
+
+def test_two_gradebooks_in_one_folder_keep_a_class_report_each(tmp_path, capsys):
+    """As each has its own database and reports folder: the second lesson's page must not
+    replace the first's."""
+    for lesson in ("first_lesson", "second_lesson"):
+        book = Gradebook(tmp_path / f"{lesson}.sqlite")
+        book.describe(lesson, ("f",))
+        book.record(Row("ada", Standing.GRADED, "h", "s", 2, 2, (ExerciseResult("f", 2, 2),), "", ""))
+        book.close()
+        assert cli.main(["report", "--from", str(tmp_path / f"{lesson}.csv")]) == 0
+    for lesson in ("first_lesson", "second_lesson"):
+        page = (tmp_path / f"{lesson}_class_report.html").read_text(encoding="utf-8")
+        assert f"Class report: {lesson}" in page
 
 
 def test_an_old_gradebook_without_reports_still_exports(graded, tmp_path):
@@ -334,7 +348,7 @@ def test_bad_input_is_refused_in_words(graded, tmp_path):
 
 def test_the_batch_writes_the_class_report_and_it_renders_with_its_plots(graded, tmp_path):
     out, _ = graded
-    page = out.with_name("class_report.html")
+    page = out.with_name(out.stem + "_class_report.html")
     text = page.read_text(encoding="utf-8")
     assert "default-src 'none'" in text and "<script" not in text.lower()
     dom = _render(page, tmp_path)

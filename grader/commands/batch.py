@@ -12,7 +12,8 @@ absolute path and the hash, and grade only that very source. Results go to
 ``gradebook.sqlite`` beside the CSV (the source of truth, one transaction per
 submission), then to the CSV, and to one JSON and one text report per
 student in ``gradebook_reports/`` (the text is the one ``grade`` prints for the same file), and
-to the class report beside the CSV (``class_report.html``, :mod:`grader.formats.class_report`).
+to the class report beside the CSV (``gradebook_class_report.html`` for ``gradebook.csv``,
+:mod:`grader.formats.class_report`).
 Running the same command again grades only what is new, has changed, or got no grade last time;
 ``export`` and ``report`` (:mod:`grader.commands.export`) write the same files from the
 gradebook alone, grading nothing.
@@ -64,7 +65,7 @@ from ..formats.lms import Export
 from ..formats.text import to_text
 from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import choose_level, processes_missing
-from .export import CLASS_REPORT, write_class_report
+from .export import class_report_of, write_class_report
 from .stream import Verdict, read_answer
 
 #: Seconds a grade process may take beyond the wall-clock guard of a submission (start-up,
@@ -469,7 +470,7 @@ def _write_files(book, out: Path, lesson: Lesson, export: Export | None, junit: 
     """The CSV, the class report beside it and, when asked, the JUnit XML; (what the CSV holds,
     the class report's path)."""
     written = book.export_csv(out, lesson.exercises, export, lesson=lesson.name)
-    class_page = out.with_name(CLASS_REPORT)
+    class_page = class_report_of(out)
     write_class_report(book, class_page)
     if junit is not None:
         students = [

@@ -2,7 +2,7 @@
 
     python -m grader export --from grades/gradebook.csv --out canvas.csv --csv-format canvas \\
         --assignment "Lab 3 (1234)" [--roster FILE] [--roster-key COLUMN]
-    python -m grader report --from grades/gradebook.csv [--out class_report.html]
+    python -m grader report --from grades/gradebook.csv [--out gradebook_class_report.html]
 
 Both read the gradebook database a batch wrote beside its CSV (``grades/gradebook.sqlite``),
 opened read-only: no course is looked for, no submission read, nothing graded, and the
@@ -22,8 +22,10 @@ from ..formats.class_report import summarise, to_class_html
 from ..formats.gradebook import Gradebook, database_of, open_gradebook
 from ..formats.lms import Export
 
-#: The class report's name, beside the gradebook.
-CLASS_REPORT = "class_report.html"
+#: The end of the class report's name, beside the gradebook: ``grades.csv`` has
+#: ``grades_class_report.html`` (as it has ``grades.sqlite`` and ``grades_reports/``), so that two
+#: gradebooks in one folder never write over each other's page.
+CLASS_REPORT = "_class_report.html"
 
 
 def main(*, source: Path, out: Path, export: Export) -> int:
@@ -48,7 +50,7 @@ def main(*, source: Path, out: Path, export: Export) -> int:
 def report(*, source: Path, out: Path | None = None) -> int:
     """Write the class report of the gradebook of ``source`` (beside it, unless ``out`` is given)."""
     source = Path(source)
-    out = Path(out) if out is not None else database_of(source).with_name(CLASS_REPORT)
+    out = Path(out) if out is not None else class_report_of(source)
     _not_the_gradebook(source, out)
     book = open_gradebook(source)
     try:
@@ -57,6 +59,13 @@ def report(*, source: Path, out: Path | None = None) -> int:
         book.close()
     print(f"class report: {out}")
     return 0
+
+
+def class_report_of(source: Path) -> Path:
+    """Where the class report of the gradebook of ``source`` (its CSV or its database) goes by
+    default: beside it, named after it (``grades.csv`` -> ``grades_class_report.html``)."""
+    db = database_of(Path(source))
+    return db.with_name(db.stem + CLASS_REPORT)
 
 
 def write_class_report(book: Gradebook, out: Path) -> None:
