@@ -286,6 +286,25 @@ def test_an_old_gradebook_without_reports_still_exports(graded, tmp_path):
 # -- bad input: one paragraph, exit 2
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        'UPDATE grades SET exercises = \'{"f": {"score": "x", "max_score": 2}}\'',
+        "UPDATE grades SET score = 'two'",
+    ],
+)
+def test_a_gradebook_with_a_score_that_is_no_number_is_refused_in_words(tmp_path, capsys, change):
+    book = Gradebook(tmp_path / "g.sqlite")
+    book.record(Row("ada", Standing.GRADED, "h", "s", 2, 2, (ExerciseResult("f", 2, 2),), "", ""))
+    book.close()
+    with sqlite3.connect(tmp_path / "g.sqlite") as db:
+        db.execute(change)
+    for argv in (["report"], ["export", "--out", str(tmp_path / "out.csv")]):
+        assert cli.main([*argv, "--from", str(tmp_path / "g.csv")]) == 2
+        err = capsys.readouterr().err
+        assert "is not a gradebook this grader can read" in err and "not a number" in err, err
+
+
 def test_bad_input_is_refused_in_words(graded, tmp_path):
     source = _copy(graded, tmp_path)
     junk = tmp_path / "junk.csv"

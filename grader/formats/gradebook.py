@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import sqlite3
 import tempfile
@@ -197,6 +198,14 @@ def database_of(path: Path) -> Path:
     return path if path.suffix == ".sqlite" else path.with_suffix(".sqlite")
 
 
+def _numbers(row: Row) -> None:
+    """ValueError unless every score of ``row`` is a finite number (SQLite keeps whatever text a
+    damaged or hand-edited database holds, and a report would stop at it)."""
+    scores = [row.score, row.max_score, *(x for e in row.exercises for x in (e.score, e.max_score))]
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in scores):
+        raise ValueError(f"the row of {one_line(row.student)!r} holds a score that is not a number")
+
+
 def open_gradebook(path: Path) -> Gradebook:
     """The gradebook a batch wrote beside the CSV ``path``, opened to be read only (nothing is
     created, changed or graded); raises :class:`UsageError` saying what is wrong when there is
@@ -220,7 +229,8 @@ def open_gradebook(path: Path) -> Gradebook:
         names = {r[1] for r in book.db.execute("PRAGMA table_info(grades)")}
         if not set(COLUMNS) <= names:
             raise sqlite3.DatabaseError("it holds no table of grades")
-        book.rows()
+        for row in book.rows():
+            _numbers(row)
     except (sqlite3.Error, ValueError, KeyError, TypeError, AttributeError) as err:
         try:
             book.db.close()
