@@ -9,6 +9,7 @@ process) is there for the next grading; every test starts with nothing kept.
 from __future__ import annotations
 
 import json
+import marshal
 import shutil
 from pathlib import Path
 
@@ -287,3 +288,42 @@ def test_replay_is_on_unless_turned_off():
     assert resolve("grade", environ={REPLAY_VARIABLE: "on"}).replay
     with pytest.raises(ValueError, match=REPLAY_VARIABLE):
         resolve("grade", environ={REPLAY_VARIABLE: "maybe"})
+
+
+# ----------------------------------------------------------------------------- a batch's children
+
+
+@needs_sandbox
+def test_a_zygote_primed_on_the_reference_hands_its_children_only_the_examples(tmp_path):
+    """``grade-stream`` grades the reference once in a child and keeps only the choices that
+    child's engine drew: the child's own module state dies with it, what comes back is numbers,
+    and a submission then graded (as a batch's next child is) replays them, with the engine's
+    very report."""
+    from grader.commands.stream import prime
+
+    kept = prime(ATTENTION, SANDBOXED, scratch=tmp_path)
+    assert kept >= 20 and len(replay._KEPT) == kept
+    assert replay.COUNTS == dict.fromkeys(replay.COUNTS, 0)  # the grading ran in the child
+    report = graded(TYPICAL, ATTENTION, SANDBOXED)
+    assert replay.COUNTS["replayed"] > 10
+    replay.forget()
+    assert graded(TYPICAL, ATTENTION, without_replay(SANDBOXED)) == report
+    assert prime(ATTENTION, without_replay(SANDBOXED), scratch=tmp_path) == 0 and not replay._KEPT
+
+
+@pytest.mark.parametrize(
+    "handed",
+    [
+        b"",
+        b"not marshal",
+        marshal.dumps([1, 2]),
+        marshal.dumps(((("k",), ((((1,),), None),)),)),  # a choice of no kind (a tuple)
+        marshal.dumps(((("k",), (((1,), "Exit"),)),)),  # a stop of no kind
+        marshal.dumps((((1.5,), (((1,), None),)),)),  # a key of no kind
+    ],
+)
+def test_kept_examples_of_another_shape_are_refused_whole(handed):
+    with pytest.raises(ValueError):
+        replay.adopt(handed)
+    assert not replay._KEPT
+    assert replay.adopt(marshal.dumps(((("k", 1), (((1, 2.5, True, b"x", "s"), None),)),))) == 1

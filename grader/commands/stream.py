@@ -33,6 +33,7 @@ from ..core.intake import IntakeError, open_submission
 from ..core.lesson import Lesson
 from ..core.results import Report
 from ..core.settings import Settings
+from ..engine import replay
 from ..engine.run import prepare, prepare_sandbox, run_checks
 from ..formats.json_report import from_dict, to_dict
 from .zygote import run_forked
@@ -97,6 +98,7 @@ def main(*, lesson: Lesson, settings: Settings) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="grader-children-"))
     out = sys.stdout.buffer
     try:
+        prime(lesson, settings, scratch=scratch)
         for line in sys.stdin:
             if not line.strip():
                 continue
@@ -107,6 +109,32 @@ def main(*, lesson: Lesson, settings: Settings) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
+
+
+def prime(lesson: Lesson, settings: Settings, *, scratch: Path) -> int:
+    """Grade the lesson's reference once, sandboxed, in a child of its own, and keep the examples
+    its properties drew (:func:`grader.engine.replay.handed`: choices, plain numbers), so that
+    every later child replays them instead of running Hypothesis's engine. Only those choices
+    come back: whatever else the reference's grading left (in the checks' modules, in pytest,
+    in Hypothesis) dies with its child, and no submission is seen before. Returns how many
+    properties were kept (0 with replay off, without a reference, or unsandboxed)."""
+    if not settings.replay or lesson.reference is None:
+        return 0
+    reference = lesson.reference
+
+    def task() -> bytes:
+        run_checks(open_submission(reference, lesson.filename), lesson=lesson, settings=settings)
+        return replay.handed()
+
+    ended = run_forked(task, scratch=scratch)
+    if ended.how:
+        return 0  # the children run the engine, as without replay
+    try:
+        return replay.adopt(ended.output)
+    except ValueError:
+        return 0
+    finally:
+        prepare_sandbox(lesson, settings)  # started again if the child's was not taken back
 
 
 def _apart(line: str, *, lesson: Lesson, settings: Settings, scratch: Path) -> bytes:

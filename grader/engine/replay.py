@@ -40,6 +40,7 @@ and where they are not, every property runs under the engine (tests/test_replay.
 from __future__ import annotations
 
 import hashlib
+import marshal
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -56,7 +57,7 @@ try:  # private: see the module's text
 except ImportError:  # pragma: no cover - a release outside the range refuses to start anyway
     _control = _local_settings = _ConjectureData = _deterministic_PRNG = None
 
-__all__ = ["COUNTS", "Tape", "forget", "kept", "run", "supported"]
+__all__ = ["COUNTS", "Tape", "adopt", "forget", "handed", "kept", "run", "supported"]
 
 #: The examples of each property that passed under the engine in this process: key -> the
 #: choices of each example, in the order the engine ran them.
@@ -86,6 +87,46 @@ def forget() -> None:
 def kept(key: tuple) -> tuple[tuple, ...] | None:
     """The kept choices of the property ``key``, or None."""
     return _KEPT.get(key)
+
+
+def handed() -> bytes:
+    """Every kept example, as bytes for the process that forked this one (:func:`adopt`): only
+    numbers, strings, bytes, None and tuples of them (marshal's format), nothing that runs."""
+    return marshal.dumps(tuple(_KEPT.items()))
+
+
+#: What a choice may be (Hypothesis's choice sequences hold nothing else).
+_CHOICE = (bool, int, float, bytes, str)
+
+
+def adopt(data: bytes) -> int:
+    """Keep the examples :func:`handed` wrote in a child of this process, which graded the
+    lesson's reference sandboxed (so that every later child of this process replays them);
+    anything not of their exact shape is refused whole (ValueError). Returns how many
+    properties were adopted."""
+    try:
+        items = marshal.loads(data)
+    except (EOFError, ValueError, TypeError) as err:
+        raise ValueError(f"kept examples could not be read ({err})") from None
+    adopted = {}
+    for item in items if isinstance(items, tuple) else [None]:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise ValueError("kept examples of an unknown shape")
+        key, examples = item
+        if not (isinstance(key, tuple) and all(isinstance(k, (str, int)) for k in key)):
+            raise ValueError("a kept property's key is of an unknown shape")
+        for example in examples if isinstance(examples, tuple) else [None]:
+            if not (
+                isinstance(example, tuple)
+                and len(example) == 2
+                and isinstance(example[0], tuple)
+                and all(isinstance(c, _CHOICE) for c in example[0])
+                and (example[1] is None or example[1] in _STOPS)
+            ):
+                raise ValueError("a kept example is of an unknown shape")
+        adopted[key] = examples
+    _KEPT.update(adopted)
+    return len(adopted)
 
 
 def _data():
