@@ -12,12 +12,11 @@ made from the very grades the batch recorded.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.inert import one_line
+from ..core.whole import whole_file
 from ..formats.class_report import summarise, to_class_html
 from ..formats.gradebook import Gradebook, database_of, open_gradebook
 from ..formats.lms import Export
@@ -73,14 +72,8 @@ def write_class_report(book: Gradebook, out: Path) -> None:
     lesson, exercises = book.about()
     page = to_class_html(summarise(book.rows(), lesson=lesson, exercises=exercises))
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with whole_file(out) as f:
+        f.write(page)
 
 
 def _not_the_gradebook(source: Path, out: Path) -> None:

@@ -12,9 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +21,7 @@ from urllib.parse import quote
 from ..core.errors import UsageError
 from ..core.inert import one_line
 from ..core.results import ExerciseResult, Standing
+from ..core.whole import whole_file
 from .lms import Export, Table, table
 
 SCHEMA = """
@@ -178,16 +177,10 @@ class Gradebook:
         """
         written = table(self.rows(), exercises, export or Export(), lesson=lesson)
         out = Path(out)
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-                writer = csv.writer(f, quoting=csv.QUOTE_ALL if written.quote_all else csv.QUOTE_MINIMAL)
-                writer.writerow(written.header)
-                writer.writerows(written.rows)
-            os.replace(tmp, out)
-        except BaseException:  # no half-written file left beside ``out`` (a folder there, a full disk)
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with whole_file(out, newline="") as f:
+            writer = csv.writer(f, quoting=csv.QUOTE_ALL if written.quote_all else csv.QUOTE_MINIMAL)
+            writer.writerow(written.header)
+            writer.writerows(written.rows)
         return written
 
 
