@@ -17,6 +17,7 @@ from pathlib import Path
 from . import __version__
 from .commands import (
     batch,
+    catalog,
     check,
     exercises,
     export,
@@ -364,6 +365,16 @@ def parser() -> argparse.ArgumentParser:
         help=f"examples per check run on the reference (default {lint.LINT_EXAMPLES})",
     )
 
+    cg = sub.add_parser(
+        "catalog",
+        parents=[where, isolation],
+        help="grade each lesson's catalog (or the one named) and hold every entry to its kind: "
+        "a bug loses points in its own exercise and is named, a correct file is full, a "
+        "do-nothing file earns nothing",
+    )
+    cg.add_argument("--jobs", type=_positive, default=None, help="entries graded at once (default: cores)")
+    cg.add_argument("--format", dest="fmt", choices=catalog.FORMATS, default="text")
+
     nl = sub.add_parser(
         "new-lesson",
         help="scaffold a new lesson's files (reference, checks, diagnoses, pictures, catalog, gallery)",
@@ -392,7 +403,7 @@ def _new_course_root(given: Path | None) -> Path:
 
 
 #: The commands that grade on the command line's settings (``gradescope-run`` chooses its own).
-_GRADING = ("check", "grade", "gallery", "batch", "grade-stream")
+_GRADING = ("check", "grade", "gallery", "batch", "grade-stream", "catalog")
 
 
 def _settings(args, lesson: Lesson) -> Settings:
@@ -493,6 +504,9 @@ def main(argv: list[str] | None = None) -> int:
             return exercises.main(lessons=_lessons(args, course), check=args.check)
         if args.command == "lint":
             return lint.main(lessons=_lessons(args, course), examples=args.max_examples)
+        if args.command == "catalog":
+            chosen = tuple((lesson, _settings(args, lesson)) for lesson in _lessons(args, course))
+            return catalog.main(lessons=chosen, jobs=args.jobs, fmt=args.fmt)
         if args.command == "nbgrader-course":
             return nbgrader_course.main(
                 lessons=_lessons(args, course), out_dir=args.out_dir, assignment=args.assignment

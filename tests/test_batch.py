@@ -123,6 +123,8 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         shutil.copy(ATTENTION.solution if i % 2 else BUGGY, klass / f"s{i}" / "attention.py")
     out = tmp_path / "gradebook.csv"
     db = out.with_suffix(".sqlite")
+    scratch = tmp_path / "tmp"  # the batch's temporary folders: none left after Ctrl-C
+    scratch.mkdir()
     command = [
         sys.executable,
         "-m",
@@ -146,6 +148,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "TMPDIR": str(scratch)},  # a SIGKILL leaves its folders here, not in /tmp
     )
     while graded_count(db) < 2 and proc.poll() is None:  # a count, however long the machine takes
         time.sleep(0.05)
@@ -153,6 +156,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 130
+        assert os.listdir(scratch) == []
     else:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=600)
