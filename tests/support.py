@@ -80,11 +80,13 @@ def grade_folders(
     max_examples: int | None = None,
     isolation: str = "auto",
     lesson: Lesson = ATTENTION,
+    env: dict[str, str] | None = None,
 ) -> dict[str, dict]:
     """Grade many submissions of ``lesson`` with the ``gallery`` command, split over PROCESSES
     processes.
 
     ``folders`` maps a label to a folder holding the lesson's file; returns label -> JSON report.
+    ``env``: the processes' environment (default: this one's).
     """
     labels = sorted(folders)
     chunks = [labels[i::PROCESSES] for i in range(PROCESSES)]
@@ -97,7 +99,9 @@ def grade_folders(
         extra = [] if call_timeout is None else ["--call-timeout", str(call_timeout)]
         extra += [] if max_examples is None else ["--max-examples", str(max_examples)]
         extra += ["--isolation", isolation, "--lesson", lesson.name]
-        done = python("gallery", str(root), "--format", "json", *extra, timeout=net(len(chunks[index])))
+        done = python(
+            "gallery", str(root), "--format", "json", *extra, timeout=net(len(chunks[index])), env=env
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout)
 

@@ -1,53 +1,54 @@
-"""Grading the grader, for every lesson with a catalog (``tests/catalog/NAME/``): every realistic
-bug loses points in its own exercise only and is named first by its code, every correct
-alternative gets full marks, a submission that does no real work gets nothing in any exercise,
-and `check` (in the checker's own process) and `grade` (sandboxed) agree on every entry.
+"""Grading the grader, for every lesson with a catalog (``tests/catalog/NAME/``), through
+``grader catalog`` (:mod:`grader.commands.catalog`): every realistic bug loses points in its own
+exercise only and is named first by its code, every correct alternative gets full marks, a
+submission that does no real work gets nothing in any exercise.
 
-The sandboxed grading replays each property's examples once they are known in its process
-(the default, :mod:`grader.engine.replay`); the other runs every property under Hypothesis's
-engine (``GRADER_REPLAY=off``). Their agreement therefore shows both that isolation changes
-nothing and that replay changes nothing, without a third grading.
+Each entry is graded once, as a class is (sandboxed, a fresh child per entry, replaying each
+property's examples once they are known). `check` (in the checker's own process, every property
+under Hypothesis's engine, ``GRADER_REPLAY=off``) grades a sample again: in each lesson, the
+first entry of each kind for each exercise, and the entries whose feedback quotes random
+numbers. Their agreement shows that neither isolation nor replay changes a score, a feedback or
+a smallest input. ``GRADER_AGREEMENT=all`` compares every entry instead (a few minutes more).
 
 Lessons and entries are found, not listed: a new lesson's catalog, or a new entry in one, is
-graded and held to all of this without a line here. Each entry is graded once at each of the
-two isolation levels (the agreement compares the two), all lessons' entries in one pool of
-grading processes so that no core waits for another lesson's fixture.
+graded and held to all of this without a line here.
 """
 
 from __future__ import annotations
 
-import ast
+import dataclasses
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
+from grader.core.catalog import Entry, Kind, entries
 from grader.core.lesson import Course, Lesson
-from grader.core.settings import REPLAY_VARIABLE
+from grader.core.settings import REPLAY_VARIABLE, Isolation
 from grader.formats.json_report import from_dict
 from grader.formats.text import to_text
 
-from .support import PROCESSES, ROOT, compose, net, python
+from .support import ROOT, compose, grade_folders, net, python
 
 #: The lessons with a catalog, as the course declares them.
 LESSONS = tuple(lesson for lesson in Course.at(ROOT).lessons if lesson.catalog.is_dir())
-KINDS = ("bugs", "correct", "trivial")
-#: The two ways an entry is graded: as `grade` does (sandboxed) and as `check` does.
-LEVELS = ("auto", "none")
-#: Whether each way replays the examples it knows: the sandboxed one does (the default), the
-#: other runs every property under Hypothesis's engine, as grading did before replay.
-REPLAYED = {"auto": "on", "none": "off"}
+KINDS = tuple(kind.value for kind in Kind)
+#: Every entry of every lesson, as the catalog command reads them.
+CATALOG = {lesson.name: entries(lesson) for lesson in LESSONS}
 
 
-def catalog(lesson: Lesson, kind: str) -> list[Path]:
+def catalog(lesson: Lesson, kind: str) -> list[Entry]:
     """The catalog entries of ``lesson`` of one kind (bugs, correct, trivial), in name order."""
-    return sorted((lesson.catalog / kind).glob("*.py"))
+    return [e for e in CATALOG[lesson.name] if e.kind.value == kind]
 
 
 #: (lesson, entry) for every entry of every lesson, for parametrizing.
 ENTRIES = {kind: [(lesson, e) for lesson in LESSONS for e in catalog(lesson, kind)] for kind in KINDS}
+
+
+def _id(param) -> str:
+    return f"{param[0].name}-{param[1].path.stem}" if isinstance(param, tuple) else str(param)
+
 
 #: What the issues that set the bar asked each lesson's catalog to hold, at least: entries by
 #: name, and numbers of bugs and correct alternatives. A lesson not named here is held to the
@@ -153,92 +154,54 @@ REQUIRED = {
 RANDOM = {"trivial-random_values"}
 
 
-def declared(entry: Path, name: str):
-    """The value a catalog file gives ``name`` (EXERCISE, DIAGNOSIS), or None."""
-    for node in ast.parse(entry.read_text()).body:
-        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == [name]:
-            return ast.literal_eval(node.value)
-    return None
+#: Whether `check` grades every entry again to compare, or the sample (see the module's text).
+EVERY = os.environ.get("GRADER_AGREEMENT") == "all"
 
 
-def exercise_of(entry: Path) -> str:
-    """The EXERCISE a catalog file declares."""
-    exercise = declared(entry, "EXERCISE")
-    assert exercise is not None, f"{entry.name} declares no EXERCISE"
-    return exercise
-
-
-def label(entry: Path) -> str:
-    """How the graded reports name an entry: ``bugs-mask_in_place``."""
-    return f"{entry.parent.name}-{entry.stem}"
-
-
-def _id(param) -> str:
-    return f"{param[0].name}-{param[1].stem}" if isinstance(param, tuple) else str(param)
+def sample(lesson: Lesson) -> list[Entry]:
+    """The entries `check` grades again: the first of each kind for each exercise (a bug's own
+    exercise; the others touch every exercise) and those in RANDOM."""
+    if EVERY:
+        return list(CATALOG[lesson.name])
+    chosen: dict[tuple[str, str | None], Entry] = {}
+    for entry in CATALOG[lesson.name]:
+        chosen.setdefault((entry.kind.value, entry.exercise), entry)
+    picked = set(chosen.values()) | {e for e in CATALOG[lesson.name] if e.label in RANDOM}
+    return sorted(picked, key=lambda e: e.label)
 
 
 # ----------------------------------------------------------------------------- grading, once
 
 
-class Graded:
-    """Every entry of every lesson, graded once at each level: ``graded[lesson, level][label]``
-    is the JSON report; ``runs`` counts the gradings done."""
-
-    def __init__(self, root: Path):
-        self.reports: dict[tuple[str, str], dict[str, dict]] = {}
-        self.runs = 0
-        jobs = []  # (lesson, level, chunk folder): one `gallery` process each
-        for lesson in LESSONS:
-            labels = {label(e): e for kind in KINDS for e in catalog(lesson, kind)}
-            built = root / "entries" / lesson.name
-            folders = {name: compose(e, built / name, lesson).parent for name, e in labels.items()}
-            names = sorted(folders)
-            for level in LEVELS:
-                for index in range(PROCESSES):
-                    chunk = root / "chunks" / lesson.name / level / str(index)
-                    chunk.mkdir(parents=True)
-                    for name in names[index::PROCESSES]:
-                        (chunk / name).symlink_to(folders[name].resolve())
-                    jobs.append((lesson, level, chunk))
-        jobs.sort(key=lambda job: -len(list(job[2].iterdir())))  # the longest first
-        with ThreadPoolExecutor(PROCESSES) as pool:
-            for (lesson, level, _), part in zip(jobs, pool.map(self._grade, jobs), strict=True):
-                self.reports.setdefault((lesson.name, level), {}).update(part)
-                self.runs += len(part)
-
-    @staticmethod
-    def _grade(job) -> dict[str, dict]:
-        lesson, level, chunk = job
-        done = python(
-            "gallery",
-            str(chunk),
-            "--format",
-            "json",
-            "--isolation",
-            level,
-            "--lesson",
-            lesson.name,
-            env={**os.environ, REPLAY_VARIABLE: REPLAYED[level]},
-            timeout=net(len(list(chunk.iterdir()))),
-        )
-        assert done.returncode == 0, done.stderr[-3000:]
-        return json.loads(done.stdout)
-
-    def __getitem__(self, key: tuple[Lesson, str]) -> dict[str, dict]:
-        lesson, level = key
-        return self.reports[lesson.name, level]
+@pytest.fixture(scope="module")
+def held() -> dict[str, dict[str, dict]]:
+    """``grader catalog`` on every lesson at once: ``held[lesson][label]`` is the entry's
+    judgement and its report."""
+    total = sum(len(found) for found in CATALOG.values())
+    done = python("catalog", "--format", "json", timeout=net(total))
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    return json.loads(done.stdout)
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> Graded:
-    return Graded(tmp_path_factory.mktemp("catalog"))
-
-
-def test_each_entry_is_graded_once_at_each_level(graded):
+def checked(tmp_path_factory) -> dict[str, dict[str, dict]]:
+    """The sample graded as `check` grades: unsandboxed, every property under the engine."""
+    root = tmp_path_factory.mktemp("checked")
+    reports = {}
     for lesson in LESSONS:
-        every = {label(e) for kind in KINDS for e in catalog(lesson, kind)}
-        assert set(graded[lesson, "auto"]) == set(graded[lesson, "none"]) == every, lesson.name
-    assert graded.runs == len(LEVELS) * sum(len(entries) for entries in ENTRIES.values())
+        folders = {
+            e.label: compose(e.path, root / lesson.name / e.label, lesson).parent for e in sample(lesson)
+        }
+        chunks = root / "chunks" / lesson.name
+        env = {**os.environ, REPLAY_VARIABLE: "off"}
+        reports[lesson.name] = grade_folders(folders, chunks, isolation="none", lesson=lesson, env=env)
+    return reports
+
+
+def test_each_entry_is_graded_once(held):
+    for lesson in LESSONS:
+        assert set(held[lesson.name]) == {e.label for e in CATALOG[lesson.name]}, lesson.name
+        assert all(row["report"] is not None for row in held[lesson.name].values())
 
 
 # ----------------------------------------------------------------------------- the catalog itself
@@ -252,68 +215,62 @@ def test_every_lesson_of_the_course_with_a_catalog_is_found():
 def test_the_catalog_holds_what_was_asked(lesson):
     required = REQUIRED.get(lesson.name, {})
     for kind in KINDS:
-        assert required.get(kind, set()) <= {e.stem for e in catalog(lesson, kind)}, kind
+        assert required.get(kind, set()) <= {e.path.stem for e in catalog(lesson, kind)}, kind
     for kind, least in required.get("at least", {}).items():
         assert len(catalog(lesson, kind)) >= least, kind
     bugs = catalog(lesson, "bugs")
-    assert all(exercise_of(b) in lesson.exercises for b in bugs)
-    assert {exercise_of(b) for b in bugs} == set(lesson.exercises)  # a bug for every exercise
+    assert all(b.exercise in lesson.exercises and b.diagnosis for b in bugs)
+    assert {b.exercise for b in bugs} == set(lesson.exercises)  # a bug for every exercise
 
 
 # ----------------------------------------------------------------------------- scores
 
 
 @pytest.mark.parametrize("item", ENTRIES["bugs"], ids=_id)
-def test_bug_loses_points_in_its_own_exercise_only(graded, item):
-    lesson, entry = item
-    report = graded[lesson, "auto"][label(entry)]
-    own = exercise_of(entry)
-    scores = {name: (e["score"], e["max_score"]) for name, e in report["exercises"].items()}
-    assert scores[own][0] < scores[own][1], f"{entry.stem} escapes the checks of {own}"
-    others = {name: s for name, s in scores.items() if name != own and s[0] != s[1]}
-    assert not others, f"{entry.stem} also costs points in {others}"
-    failed = [t for t in report["tests"] if t["status"] != "passed"]
-    assert all(t["feedback"] for t in failed)
-
-
-@pytest.mark.parametrize("item", ENTRIES["bugs"], ids=_id)
-def test_bug_is_named_first_by_its_code(graded, item):
+def test_bug_loses_points_in_its_own_exercise_only_and_is_named_first(held, item):
     """The grader fits the lesson's known mistakes to what the bug's function did, through the
     sandbox: the code the catalog entry declares (DIAGNOSIS) comes first, with its hint."""
     lesson, entry = item
-    code = declared(entry, "DIAGNOSIS")
-    found = graded[lesson, "auto"][label(entry)]["exercises"][exercise_of(entry)]["diagnoses"]
-    assert found and found[0]["code"] == code and found[0]["hint"], (code, found)
-    assert len(found) <= 3
+    row = held[lesson.name][entry.label]
+    assert row["outcome"] == "holds", row["why"]
+    report = row["report"]
+    scores = {name: (e["score"], e["max_score"]) for name, e in report["exercises"].items()}
+    own = scores[entry.exercise]
+    assert own[0] < own[1] and all(s[0] == s[1] for n, s in scores.items() if n != entry.exercise)
+    found = report["exercises"][entry.exercise]["diagnoses"]
+    assert found[0]["code"] == entry.diagnosis and found[0]["hint"] and len(found) <= 3
 
 
 @pytest.mark.parametrize("item", ENTRIES["correct"], ids=_id)
-def test_correct_alternative_gets_full_marks(graded, item):
+def test_correct_alternative_gets_full_marks(held, item):
     lesson, entry = item
-    report = graded[lesson, "auto"][label(entry)]
+    row = held[lesson.name][entry.label]
+    report = row["report"]
     failed = {t["name"]: t["feedback"][:400] for t in report["tests"] if t["status"] != "passed"}
     assert report["score"] == report["max_score"] == 100, failed
     assert all(not e["diagnoses"] for e in report["exercises"].values())
+    assert row["outcome"] == "holds", row["why"]
 
 
 @pytest.mark.parametrize("item", ENTRIES["trivial"], ids=_id)
-def test_no_real_work_scores_nothing(graded, item):
+def test_no_real_work_scores_nothing(held, item):
     """Zeros, constants, noise or the input handed back: 0 in every exercise, on every check."""
     lesson, entry = item
-    report = graded[lesson, "auto"][label(entry)]
+    row = held[lesson.name][entry.label]
+    report = row["report"]
     scores = {name: e["score"] for name, e in report["exercises"].items()}
     assert set(scores) == set(lesson.exercises)
     passed = [t["name"] for t in report["tests"] if t["status"] == "passed"]
-    assert not any(scores.values()) and not passed, f"{entry.stem} earns {scores} from {passed}"
-    failed = [t for t in report["tests"] if t["status"] != "passed"]
-    assert all(t["feedback"] for t in failed)
+    assert not any(scores.values()) and not passed, f"{entry.label} earns {scores} from {passed}"
+    assert all(t["feedback"] for t in report["tests"] if t["status"] != "passed")
+    assert row["outcome"] == "holds", row["why"]
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name)
-def test_check_and_grade_agree_on_every_entry(graded, lesson):
+def test_check_and_grade_agree(held, checked, lesson):
     """Trading isolation for speed changes no score and no feedback, and neither does replaying
-    the examples (the sandboxed grading replays them, the other runs Hypothesis's engine on
-    every property): the same status, score, feedback and smallest input of every check."""
+    the examples (the catalog's grading replays them, `check`'s here runs Hypothesis's engine
+    on every property): the same status, score, feedback and smallest input of every check."""
 
     def outcome(report, name):
         if name in RANDOM:
@@ -322,11 +279,14 @@ def test_check_and_grade_agree_on_every_entry(graded, lesson):
             (t["name"], t["status"], t["score"], t["feedback"], t["counterexample"]) for t in report["tests"]
         ]
 
-    sandboxed, unsandboxed = graded[lesson, "auto"], graded[lesson, "none"]
-    assert set(sandboxed) == set(unsandboxed)
-    for name in sandboxed:
-        assert outcome(unsandboxed[name], name) == outcome(sandboxed[name], name), name
+    unsandboxed = checked[lesson.name]
+    assert set(unsandboxed) == {e.label for e in sample(lesson)}
+    assert {e.kind for e in sample(lesson)} == set(Kind)
+    assert {e.exercise for e in sample(lesson) if e.kind is Kind.BUGS} == set(lesson.exercises)
+    for name, report in unsandboxed.items():
+        assert outcome(report, name) == outcome(held[lesson.name][name]["report"], name), name
     assert {r["isolation"] for r in unsandboxed.values()} == {"none"}
+    assert {row["report"]["isolation"] for row in held[lesson.name].values()} != {"none"}
 
 
 #: Lines a failing exercise takes in `check`'s report at most, and the whole report (a screen and
@@ -353,16 +313,18 @@ KNOWN_TOO_WIDE = {
     ],
     ids=lambda lesson: lesson.name,
 )
-def test_every_bug_reads_on_a_screen_and_a_half(graded, lesson):
+def test_every_bug_reads_on_a_screen_and_a_half(held, lesson):
     """`check`'s report of every catalogued bug, as a student reads it (plain, 72 columns): its
     failing exercise in at most 25 lines and the whole report in at most 45, but for an input
-    that needs more than 10 lines itself; no line wider than 72 columns."""
+    that needs more than 10 lines itself; no line wider than 72 columns. The report is the
+    catalog's, as `check` shows it (the two agree, above): run in the checker's process."""
     lengths = []
     for entry in catalog(lesson, "bugs"):
-        report = from_dict(graded[lesson, "none"][label(entry)])
+        graded = from_dict(held[lesson.name][entry.label]["report"])
+        report = dataclasses.replace(graded, isolation=Isolation.NONE)
         text = to_text(report, heading=f"Checking {lesson.filename}", recheck="python -m grader check")
         lines = text.splitlines()
-        own = exercise_of(entry)
+        own = entry.exercise
         start = next(i for i, line in enumerate(lines) if line.startswith(own + " "))
         block = lines[start : lines.index("", start)]
         lead = (
@@ -372,8 +334,8 @@ def test_every_bug_reads_on_a_screen_and_a_half(graded, lesson):
         )
         example = [line for line in block[lead + 1 :] if line.startswith("          ")]
         over = max(0, len(example) - INPUT_LINES)
-        assert len(block) - over <= EXERCISE_LINES, (entry.stem, "\n".join(block))
-        assert len(lines) - over <= REPORT_LINES, (entry.stem, text)
-        assert all(len(line) <= 72 for line in lines if "--details shows it whole" not in line), entry.stem
+        assert len(block) - over <= EXERCISE_LINES, (entry.label, "\n".join(block))
+        assert len(lines) - over <= REPORT_LINES, (entry.label, text)
+        assert all(len(line) <= 72 for line in lines if "--details shows it whole" not in line), entry.label
         lengths.append(len(block))
     assert sorted(lengths)[len(lengths) // 2] <= 20, lengths

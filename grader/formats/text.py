@@ -24,10 +24,13 @@ import textwrap
 
 from ..core.inert import one_line, visible
 from ..core.results import EXAMPLE_LEAD, ExerciseResult, Report, Status, TestResult, Visibility
+from ..core.settings import Isolation
 from .terminal import Style
 
 #: Width of the report when nothing says otherwise (a file, a pipe).
 WIDTH = 72
+#: The width of the exercises' names before their scores, at least (a longer name widens it).
+NAME_COLUMN = 20
 #: Lines a failing exercise takes at most in the short layout, when its smallest input allows:
 #: the full account of one check is shortened (its arrays of expected and got values left to
 #: ``--details``) to stay within it; the input itself is never cut.
@@ -245,6 +248,7 @@ def to_text(
     lines = [style(one_line(heading or f"Report for {report.submission}"), "title"), rule]
     if report.problem:
         lines += _fill(visible(report.problem), width, "") + [rule]
+    column = max([NAME_COLUMN, *(len(e.name) for e in report.exercises)])  # scores line up
     for exercise in report.exercises:
         tests = [t for t in report.tests if t.exercise == exercise.name]
         failed = [t for t in tests if t.status is not Status.PASSED]
@@ -255,14 +259,16 @@ def to_text(
             else f"{len(tests) - len(failed)} of {len(tests)} checks pass"
         )
         role = "good" if not failed else "bad"
-        lines.append(f"{style(f'{exercise.name:<20}', 'name')} {style(f'{score:>7}', role)}   {summary}")
+        lines.append(
+            f"{style(f'{exercise.name:<{column}}', 'name')} {style(f'{score:>7}', role)}   {summary}"
+        )
         lines += exercise_lines(report, exercise.name, style=style, width=width, details=details, used=1)
         lines.append("")
-    lines += [rule, f"{'Total':<20} {score_of(report)}"]
+    lines += [rule, f"{'Total':<{column}} {score_of(report)}"]
     if report.unfinished:
         lines[-1] += f" (out of {_points(report.max_score)}: not final)"
         lines += _fill(not_final(report), width, "")
-    if report.isolation:
+    if report.isolation and report.isolation is not Isolation.NONE:  # `check`'s own: nothing to say
         lines.append(f"Isolation: {report.isolation.describe()}")
     if recheck:
         lines += _next_step(report, style, recheck)
