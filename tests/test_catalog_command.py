@@ -16,7 +16,7 @@ from .support import TOY_COURSE, grader_outside
 
 CENTER = "import numpy as np\n\n\ndef center_tokens(x):\n    return {body}\n"
 #: What a do-nothing entry does in the lesson's other exercise.
-NOTHING_MORE = "\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n    raise ValueError(\"not today\")\n"
+NOTHING_MORE = '\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n    raise ValueError("not today")\n'
 #: kind/name -> (EXERCISE, the body of center_tokens): one entry that holds and one that does
 #: not, of each kind.
 ENTRIES = {
