@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import grader.arrays
 import grader.diagnosis
 import grader.draw
 import grader.expect
@@ -115,7 +116,7 @@ def test_the_guide_sessions_run_as_shown():
 
 @pytest.mark.parametrize(
     "face",
-    [grader.marks, grader.expect, grader.draw, grader.diagnosis, grader.pictures],
+    [grader.marks, grader.expect, grader.draw, grader.diagnosis, grader.pictures, grader.arrays],
     ids=lambda m: m.__name__,
 )
 def test_every_name_a_lesson_may_import_is_in_the_guide(face):

@@ -7,16 +7,20 @@ in a fixed order: type, shape, dtype, values.
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numpy as np
 
 from ..core.errors import Failure, PropertyFailure, StudentError
 from .draw import rebuilt
 
 __all__ = [
+    "Example",
     "PropertyFailure",
     "SHOW_WHOLE",
     "SIDES",
     "close",
+    "describe",
     "dtype",
     "equal",
     "floating",
@@ -199,6 +203,29 @@ def pretty(**fields) -> str:
         text = show(value) if isinstance(value, np.ndarray) else repr(value)
         lines.append(f"{key} = " + text.replace("\n", "\n" + " " * (len(key) + 3)))
     return "\n".join(lines)
+
+
+def describe(**values) -> str:
+    """The arguments of a call in brief, for a message's ``name=``: arrays by their shape, other
+    values as Python writes them: ``describe(x=np.zeros((2, 3)), n_heads=2)`` is
+    ``'x of shape (2, 3), n_heads=2'``."""
+    return ", ".join(
+        f"{k} of shape {v.shape}" if isinstance(v, np.ndarray) else f"{k}={v!r}" for k, v in values.items()
+    )
+
+
+@runtime_checkable
+class Example(Protocol):
+    """What a strategy may draw besides plain values: an object that writes itself whole.
+
+    When a check fails on an example a strategy drew as such an object (a dataclass holding the
+    arrays of one call, say), the grader shows the student ``example.describe()``: Python lines
+    that rebuild every input, as :func:`pretty` writes them. Any other value is shown by the
+    grader itself (an array by :func:`show`)."""
+
+    def describe(self) -> str:
+        """The example as ``name = value`` lines a student can paste and run."""
+        ...
 
 
 def that(condition: bool, message: str) -> None:

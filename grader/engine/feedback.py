@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.errors import Failure, PropertyFailure, StudentError, StudentTimeout, Unfinished
 from ..core.results import EXAMPLE_LEAD, Status
-from .expect import show
+from .expect import Example, show
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Outcome:
 
 
 def _show(value) -> str:
-    if hasattr(value, "describe"):
+    if isinstance(value, Example):
         return value.describe()
     if isinstance(value, np.ndarray):
         return show(value)
@@ -43,7 +43,7 @@ def counterexample_of(err: BaseException) -> str:
         text = _show(value)
         lines.append(
             text
-            if hasattr(value, "describe")
+            if isinstance(value, Example)
             else f"{name} = " + text.replace("\n", "\n" + " " * (len(name) + 3))
         )
     for note in getattr(err, "__notes__", ()):

@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.diagnosis import Mistake
+from grader.arrays import head_slices, softmax
+from grader.diagnosis import (
+    Mistake,
+    changed,
+    not_refused,
+    wrong_beyond,
+    wrong_beyond_axes,
+    wrong_dtype,
+    wrong_shape,
+)
 
-from .spec import future, head_slices, softmax
+from .spec import future
 
 _RNG = np.random.default_rng(20261130)
 
@@ -80,34 +89,6 @@ def _T(one) -> int:
     return one.arguments["scores"].shape[-1]
 
 
-def _all_zero(s) -> bool:
-    """Every array the call was given holds only zeros: a function that leaves part of its result
-    at zero (the part past the size it handles) is right on such a call by accident."""
-    arrays = [v for v in s.arguments.values() if isinstance(v, np.ndarray)]
-    return bool(arrays) and not any(np.any(v) for v in arrays)
-
-
-def _wrong_past(seen, size) -> bool:
-    """Right on every call up to some ``size(call)``, wrong on every call beyond it (calls on
-    zeros alone, which say nothing of that, left out)."""
-    seen = [s for s in seen if not s.refused and not _all_zero(s)]
-    sizes = sorted({size(s) for s in seen})
-    return any(
-        all(s.right for s in seen if size(s) <= t) and not any(s.right for s in seen if size(s) > t)
-        for t in sizes[:-1]
-    )
-
-
-def _wrong_only_with_batch(seen, name: str, core: int) -> bool:
-    """Right up to some number of leading (batch) axes, wrong on every call with more."""
-    return _wrong_past(seen, lambda s: s.arguments[name].ndim - core)
-
-
-def _wrong_past_some_size(seen) -> bool:
-    """Right on every call up to some T, wrong on every call beyond it."""
-    return _wrong_past(seen, _T)
-
-
 def _finite_future(seen) -> bool:
     """Some call kept the past and put finite numbers (0, -1e9, ...) over the future."""
     for s in seen:
@@ -132,29 +113,6 @@ def _hides_more(seen) -> bool:
         if np.isneginf(got[..., hide]).all() and np.isneginf(got[..., ~hide]).any():
             return True
     return False
-
-
-def _changed(name: str):
-    return lambda seen: any(name in s.call.mutated for s in seen)
-
-
-def _dtype_changed(seen) -> bool:
-    return any(
-        s.call.returned and isinstance(s.call.value, np.ndarray) and s.call.value.dtype != s.expected.dtype
-        for s in seen
-        if not s.refused
-    )
-
-
-def _not_refused(seen) -> bool:
-    """Some call the reference refuses (bad n_heads) was not refused as the reference does."""
-    return any(s.refused and not s.right for s in seen)
-
-
-def _wrong_shape(seen) -> bool:
-    return any(
-        s.call.returned and np.shape(s.call.value) != np.shape(s.expected) for s in seen if not s.refused
-    )
 
 
 # ----------------------------------------------------------------------------- heads
@@ -298,23 +256,23 @@ MISTAKES = {
         Mistake(
             "mutates-input",
             "the caller's scores were changed: work on a copy (scores.copy()) or build a new array",
-            shows=_changed("scores"),
+            shows=changed("scores"),
         ),
         Mistake(
             "hardcoded-size",
             "it works up to some number of tokens only: build the mask from scores.shape[-1]",
-            shows=_wrong_past_some_size,
+            shows=wrong_beyond(_T),
         ),
         Mistake(
             "no-batch-support",
             "it breaks once scores have leading (batch) axes: take T from the last axis and let "
             "the mask broadcast over the others",
-            shows=lambda seen: _wrong_only_with_batch(seen, "scores", 2),
+            shows=wrong_beyond_axes("scores", 2),
         ),
         Mistake(
             "wrong-dtype",
             "the result has another dtype than the scores (float32 in, float64 out): keep the input's dtype",
-            shows=_dtype_changed,
+            shows=wrong_dtype,
         ),
     ],
     "split_heads": [
@@ -337,20 +295,20 @@ MISTAKES = {
         Mistake(
             "no-divisibility-check",
             "n_heads < 1, or an n_heads that does not divide D, must raise ValueError",
-            shows=_not_refused,
+            shows=not_refused,
         ),
         Mistake(
             "no-batch-support",
             "it breaks once x has leading (batch) axes: unpack the shape as *batch, T, D",
-            shows=lambda seen: _wrong_only_with_batch(seen, "x", 2),
+            shows=wrong_beyond_axes("x", 2),
         ),
         Mistake(
             "hardcoded-size",
             "it works up to some number of heads only: nothing in split_heads should depend on "
             "how many heads there are",
-            shows=lambda seen: _wrong_past(seen, lambda s: s.arguments["n_heads"]),
+            shows=wrong_beyond(lambda s: s.arguments["n_heads"]),
         ),
-        Mistake("wrong-shape", "the result does not have the shape (..., H, T, Dh)", shows=_wrong_shape),
+        Mistake("wrong-shape", "the result does not have the shape (..., H, T, Dh)", shows=wrong_shape),
     ],
     "merge_heads": [
         Mistake(
@@ -377,9 +335,9 @@ MISTAKES = {
         Mistake(
             "no-batch-support",
             "it breaks once x has leading (batch) axes: unpack the shape as *batch, H, T, Dh",
-            shows=lambda seen: _wrong_only_with_batch(seen, "x", 3),
+            shows=wrong_beyond_axes("x", 3),
         ),
-        Mistake("wrong-shape", "the result does not have the shape (..., T, H*Dh)", shows=_wrong_shape),
+        Mistake("wrong-shape", "the result does not have the shape (..., T, H*Dh)", shows=wrong_shape),
     ],
     "mha_forward": [
         Mistake("wrong-scale", _scale_hint, returns=_mha_with(scale="D")),
@@ -460,7 +418,7 @@ MISTAKES = {
         Mistake(
             "hardcoded-size",
             "it works up to some number of tokens only: build the mask from the sequence's own length T",
-            shows=lambda seen: _wrong_past(seen, lambda s: s.arguments["x"].shape[-2]),
+            shows=wrong_beyond(lambda s: s.arguments["x"].shape[-2]),
         ),
         Mistake(
             "weights-before-softmax",

@@ -28,31 +28,3 @@ def future(T: int) -> np.ndarray:
     i = np.arange(T)[:, None]  # (T, 1) query positions
     j = np.arange(T)[None, :]  # (1, T) key positions
     return j > i
-
-
-def softmax(z: np.ndarray) -> np.ndarray:
-    """A trusted, stable softmax over the last axis."""
-    z = z - np.max(z, axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / np.sum(e, axis=-1, keepdims=True)
-
-
-def head_slices(x: np.ndarray, H: int) -> np.ndarray:
-    """(..., T, D) -> (..., H, T, Dh), built one head at a time from column blocks."""
-    *lead, T, D = x.shape
-    Dh = D // H
-    heads = np.empty((*lead, H, T, Dh), dtype=x.dtype)
-    for h in range(H):
-        heads[..., h, :, :] = x[..., :, h * Dh : (h + 1) * Dh]
-    return heads
-
-
-def describe(**arrays) -> str:
-    """'x of shape (2, 3), n_heads=2' for messages."""
-    parts = []
-    for name, value in arrays.items():
-        if isinstance(value, np.ndarray):
-            parts.append(f"{name} of shape {value.shape}")
-        else:
-            parts.append(f"{name}={value!r}")
-    return ", ".join(parts)

@@ -5,9 +5,9 @@ Sizes are drawn so that T (tokens), H (heads) and Dh (numbers per head) differ
 from one another: when two of them are equal, code that swaps their axes can
 still give the right shape and the right numbers by accident.
 
-About one example in four is *large*: tens of tokens, up to 8 heads, widths up to 64 and up to
-three batch axes. Whether an example is large is Hypothesis's first choice, and shrinking
-turns it off first, so a bug that also shows at the lesson's sizes is still reported on a tiny
+The sizes follow the grader's size policy (``grader.draw.SIZES``): about one example in four is
+*large* (tens of tokens, up to 8 heads, widths up to 64, up to three batch axes), and shrinking
+turns that off first, so a bug that also shows at the lesson's sizes is still reported on a tiny
 example; a bug that only shows on large inputs is reported on the smallest large one found.
 """
 
@@ -18,27 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from grader import draw as drawn
-from grader.draw import between, draw_many, draw_values, large
+from grader.draw import SIZES, between, draw_many, draw_values, other_than
 from grader.expect import pretty
-
-MAX_TOKENS = 6
-MAX_HEADS = 4
-MAX_HEAD_WIDTH = 4
-MAX_BATCH_AXES = 2
-MAX_BATCH_SIZE = 3
-
-#: The large examples. Tokens from BIG_MIN_TOKENS, so that a large example is never mistaken
-#: for a lesson-sized one. Batch axes are cut to size 1 where an array of the example (the
-#: score tables (..., H, T, T) included) would pass BIG_NUMBERS numbers: large examples stay
-#: fast, and within what the grader lets a student's function ask of the reference.
-BIG_MIN_TOKENS = 10
-BIG_MAX_TOKENS = 40
-BIG_MAX_HEADS = 8
-BIG_MAX_WIDTH = 64
-BIG_MAX_BATCH_AXES = 3
-BIG_MAX_BATCH_SIZE = 2
-BIG_NUMBERS = 16384
 
 
 @dataclass(frozen=True)
@@ -55,33 +36,9 @@ class Dims:
         return self.H * self.Dh
 
 
-_SIZES = st.integers(1, MAX_BATCH_SIZE)
-_AXES = {n: st.integers(n, MAX_BATCH_AXES) for n in range(MAX_BATCH_AXES + 1)}
 #: Head counts in the order Hypothesis prefers them: two or more most of the
 #: time (a single head hides head-order bugs), sometimes one.
 _HEAD_CHOICES = (2, 3, 4, 1)
-_HEAD_INDEX = st.integers(0, len(_HEAD_CHOICES) - 1)
-_WIDTHS = st.integers(1, MAX_HEAD_WIDTH)
-_BIG_SIZES = st.integers(1, BIG_MAX_BATCH_SIZE)
-_BIG_AXES = {n: st.integers(n, BIG_MAX_BATCH_AXES) for n in range(BIG_MAX_BATCH_AXES + 1)}
-_BIG_HEADS = st.integers(1, BIG_MAX_HEADS)
-
-
-def draw_batch(draw, *, min_axes: int = 0, big: bool = False) -> tuple[int, ...]:
-    """Leading batch axes: from none to two, each of size 1 to 3 (large: up to three of size 1 or 2)."""
-    if big:
-        return tuple(draw(_BIG_SIZES) for _ in range(draw(_BIG_AXES[min_axes])))
-    return tuple(draw(_SIZES) for _ in range(draw(_AXES[min_axes])))
-
-
-def fit(batch: tuple[int, ...], per_item: int) -> tuple[int, ...]:
-    """The batch axes cut (see :func:`grader.draw.fit`) until an array of the example holds at
-    most BIG_NUMBERS numbers."""
-    return drawn.fit(batch, per_item, BIG_NUMBERS)
-
-
-def draw_tokens(draw, low: int = 1, high: int = MAX_TOKENS) -> int:
-    return draw(between(low, high))
 
 
 def draw_dims(
@@ -94,18 +51,18 @@ def draw_dims(
 ) -> Dims:
     """Sizes with T, H and Dh pairwise different (as far as the ranges allow); no batch axes
     unless ``batch_axes``."""
-    if not large(draw):
-        batch = draw_batch(draw, min_axes=min_batch_axes) if batch_axes else ()
-        H = draw(heads) if heads is not None else _HEAD_CHOICES[draw(_HEAD_INDEX)]
-        T = _other_than(draw_tokens(draw, min_tokens, MAX_TOKENS), (H,), min_tokens, MAX_TOKENS)
-        Dh = _other_than(draw(_WIDTHS), (H, T), 1, MAX_HEAD_WIDTH)
+    big = SIZES.large(draw)
+    batch = SIZES.batch(draw, min_axes=min_batch_axes, big=big) if batch_axes else ()
+    if not big:
+        H = draw(heads) if heads is not None else _HEAD_CHOICES[draw(between(0, len(_HEAD_CHOICES) - 1))]
+        T = other_than(SIZES.tokens(draw, low=min_tokens), (H,), min_tokens, SIZES.max_tokens)
+        Dh = other_than(draw(between(1, SIZES.max_head_width)), (H, T), 1, SIZES.max_head_width)
         return Dims(batch, T, H, Dh)
-    batch = draw_batch(draw, min_axes=min_batch_axes, big=True) if batch_axes else ()
-    H = draw(heads) if heads is not None else draw(_BIG_HEADS)
-    T = draw_tokens(draw, BIG_MIN_TOKENS, BIG_MAX_TOKENS)
-    widest = BIG_MAX_WIDTH // H
-    Dh = _other_than(draw(between(1, widest)), (H, T), 1, widest)
-    return Dims(fit(batch, max(T * H * Dh, H * T * T)), T, H, Dh)
+    H = draw(heads) if heads is not None else draw(between(1, SIZES.big_max_heads))
+    T = SIZES.tokens(draw, big=True)
+    widest = SIZES.big_max_width // H
+    Dh = other_than(draw(between(1, widest)), (H, T), 1, widest)
+    return Dims(SIZES.fit(batch, max(T * H * Dh, H * T * T)), T, H, Dh)
 
 
 def indices(n: int) -> st.SearchStrategy:
@@ -120,35 +77,17 @@ def tokens(draw, **kwargs) -> Tokens:
     return Tokens(draw_values(draw, (*d.batch, d.T, d.D)), d.H)
 
 
-def _other_than(n: int, taken: tuple[int, ...], low: int, high: int) -> int:
-    """The first size from n upwards (wrapping round to low) that is not taken, if any."""
-    span = high - low + 1
-    for step in range(span):
-        candidate = low + (n - low + step) % span
-        if candidate not in taken:
-            return candidate
-    return n
-
-
-#: Scores lie on a grid centred on 1.25 (steps of 2.5 from -8.75 to 11.25): no score is 0, 1,
-#: 2.5 or any other round number, so a mask that writes such a number never passes for one
-#: that kept the score.
-SCORE_LOW, SCORE_HIGH = -8.75, 11.25
-#: Where a table of scores (see :mod:`grader.draw`) starts: the grid's centre, not 0.
-SCORE_ORIGIN = 1.25
-
-
 @st.composite
 def score_tables(draw, *, min_batch_axes: int = 0, min_tokens: int = 1, dtype=np.float64) -> np.ndarray:
-    """A stack of (T, T) score tables with leading axes: shape (..., T, T)."""
-    if large(draw):
-        batch = draw_batch(draw, min_axes=min_batch_axes, big=True)
-        T = draw_tokens(draw, BIG_MIN_TOKENS, BIG_MAX_TOKENS)
-        batch = fit(batch, T * T)
-    else:
-        batch = draw_batch(draw, min_axes=min_batch_axes)
-        T = draw_tokens(draw, min_tokens)
-    return draw_values(draw, (*batch, T, T), low=SCORE_LOW, high=SCORE_HIGH, dtype=dtype, origin=SCORE_ORIGIN)
+    """A stack of (T, T) score tables with leading axes: shape (..., T, T). Scores lie on the size
+    policy's grid (steps of 2.5 from -8.75 to 11.25): no score is 0, 1, 2.5 or any other round
+    number, so a mask that writes such a number never passes for one that kept the score."""
+    big = SIZES.large(draw)
+    batch = SIZES.batch(draw, min_axes=min_batch_axes, big=big)
+    T = SIZES.tokens(draw, low=min_tokens, big=big)
+    if big:
+        batch = SIZES.fit(batch, T * T)
+    return SIZES.values(draw, [(*batch, T, T)], dtype=dtype)[0]
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.arrays import softmax
+from grader.draw import SIZES, between, draw_values, large
 from grader.marks import graded
 
-from .spec import ROW_SUM_ATOL, future, softmax
-from .strategies import BIG_MAX_TOKENS, between, draw_values, large, score_tables
+from .spec import ROW_SUM_ATOL, future
+from .strategies import score_tables
 from .work import mask_at_work
 
 NAME = "apply_causal_mask(scores)"
@@ -106,7 +108,9 @@ def test_each_table_masked_alone(student, scores):
 def the_cat_sat_on(draw) -> np.ndarray:
     """The lesson's table for "the cat sat" (every row [1, 2, 3]), raised by a drawn amount,
     with the sentence going on for some tokens more ("on a mat ..."), whose scores are drawn."""
-    more = draw(between(BIG_MAX_TOKENS // 2, BIG_MAX_TOKENS)) if large(draw) else draw(between(0, 3))
+    more = (
+        draw(between(SIZES.big_max_tokens // 2, SIZES.big_max_tokens)) if large(draw) else draw(between(0, 3))
+    )
     T = 3 + more
     scores = draw_values(draw, (T, T), low=-8.0, high=8.0)  # (T, T) the rest of the sentence
     scores[:, :3] = np.array([1.0, 2.0, 3.0]) + draw(between(-4, 4))  # (T, 3) the lesson's scores

@@ -4,10 +4,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.arrays import head_slices
+from grader.draw import draw_values
+from grader.expect import describe
 from grader.marks import graded
 
-from .spec import describe, head_slices
-from .strategies import draw_dims, draw_values, tokens
+from .strategies import draw_dims, tokens
 from .work import holds_the_numbers_of
 
 

@@ -7,10 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.arrays import softmax
+from grader.draw import between, draw_values
 from grader.marks import graded
 
-from .spec import ATOL, ROW_SUM_ATOL, RTOL, future, softmax
-from .strategies import between, draw_values, indices, layers
+from .spec import ATOL, ROW_SUM_ATOL, RTOL, future
+from .strategies import indices, layers
 from .work import layer_at_work
 
 

@@ -7,11 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
-from grader.expect import pretty
+from grader.arrays import head_slices
+from grader.draw import SIZES, draw_values
+from grader.expect import describe, pretty
 from grader.marks import graded
 
-from .spec import describe, head_slices
-from .strategies import MAX_HEADS, Tokens, draw_batch, draw_values, indices, tokens
+from .strategies import Tokens, indices, tokens
 from .work import holds_the_numbers_of
 
 
@@ -67,9 +68,9 @@ def test_changing_a_token_changes_only_its_slices(student, case, data):
 @st.composite
 def bad_widths(draw):
     """x of shape (..., T, D) and a head count that cannot split D evenly."""
-    batch = draw_batch(draw)
+    batch = SIZES.batch(draw)
     T = draw(st.integers(1, 4))
-    H = draw(st.one_of(st.integers(2, MAX_HEADS + 1), st.integers(-2, 0)))
+    H = draw(st.one_of(st.integers(2, SIZES.max_heads + 1), st.integers(-2, 0)))
     if H >= 2:
         D = draw(st.integers(1, 12).filter(lambda w: w % H != 0))
     else:

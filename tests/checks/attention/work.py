@@ -40,7 +40,7 @@ def mask_at_work(got: np.ndarray, scores: np.ndarray, *, name: str) -> None:
     On two tokens or more, some score on or left of the diagonal must come back exactly as it
     went in; on three or more, some score must not (a mask that is off by one still hides
     something from the first token there). Scores are never 0 or another round number (see
-    strategies.SCORE_LOW), so writing such a number never counts as keeping a score.
+    strategies.score_tables), so writing such a number never counts as keeping a score.
     """
     tokens = scores.shape[-1]
     kept = got == scores  # (..., T, T)

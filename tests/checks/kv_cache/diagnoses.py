@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.diagnosis import Mistake
+from grader.arrays import head_slices, joined_heads, softmax
+from grader.diagnosis import Mistake, changed, not_of_dtype, not_refused
 
-from .spec import heads_of, keys_and_values, widened
+from .spec import keys_and_values, widened
 
 _RNG = np.random.default_rng(20261130)
 
@@ -88,17 +89,6 @@ PROBES = {
 # ----------------------------------------------------------------------------- helpers
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    z = z - np.max(z, axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / np.sum(e, axis=-1, keepdims=True)
-
-
-def _merged(heads: np.ndarray) -> np.ndarray:
-    """(..., H, T, Dh) -> (..., T, H*Dh)."""
-    return np.concatenate([heads[..., h, :, :] for h in range(heads.shape[-3])], axis=-1)
-
-
 def _bottom_right(n_queries: int, n_keys: int, shift: int = 0) -> np.ndarray:
     return np.tril(np.ones((n_queries, n_keys), dtype=bool), k=n_keys - n_queries + shift)
 
@@ -125,23 +115,6 @@ def _checked_rep(repeat):
     return returns
 
 
-def _not_refused(seen) -> bool:
-    """Some call the reference refuses was not refused as the reference does."""
-    return any(s.refused and not s.right for s in seen)
-
-
-def _not_boolean(seen) -> bool:
-    return any(
-        s.call.returned and isinstance(s.call.value, np.ndarray) and s.call.value.dtype != np.bool_
-        for s in seen
-        if not s.refused
-    )
-
-
-def _changed(name: str):
-    return lambda seen: any(name in s.call.mutated for s in seen)
-
-
 # ----------------------------------------------------------------------------- decoding
 
 
@@ -152,7 +125,7 @@ def _decode(
     """decode_step, right or with one of the lesson's mistakes."""
     T_new, D = x_new.shape[-2:]
     Dh = D // n_heads
-    q, k, v = (heads_of(x_new @ W, n_heads) for W in (W_q, W_k, W_v))  # (..., H, T_new, Dh) each
+    q, k, v = (head_slices(x_new @ W, n_heads) for W in (W_q, W_k, W_v))  # (..., H, T_new, Dh) each
     grown = np.concatenate([cache, np.stack([k, v])], axis=-2)  # (2, ..., H, T, Dh)
     seen = {"store-first": grown, "attend-first": cache}[order]
     if past == "ignored":
@@ -164,8 +137,8 @@ def _decode(
         "top-left": lambda: np.tril(np.ones((T_new, T), dtype=bool)),
         "none": lambda: np.ones((T_new, T), dtype=bool),
     }[mask if order == "store-first" else "none"]()
-    weights = _softmax(np.where(allowed, scores, -np.inf))
-    out = _merged(weights @ seen[{"values": 1, "keys": 0}[blend]]) @ W_o  # (..., T_new, D)
+    weights = softmax(np.where(allowed, scores, -np.inf))
+    out = joined_heads(weights @ seen[{"values": 1, "keys": 0}[blend]]) @ W_o  # (..., T_new, D)
     kept = {"grown": grown, "given": cache}[returned]
     return out, (np.stack([k, v]) if past == "ignored" else kept)
 
@@ -188,11 +161,11 @@ def _gqa(x, W_q, W_k, W_v, W_o, n_heads, n_kv_heads, causal=True, *, groups="rep
     else:  # tile: query head h gets key/value head h % H_kv
         W_k, W_v = np.tile(W_k, n_rep), np.tile(W_v, n_rep)
     width = {"Dh": Dh, "W_k": n_kv_heads * Dh}[scale]
-    q, k, v = (heads_of(x @ W, n_heads) for W in (W_q, W_k, W_v))  # (..., H, T, Dh) each
+    q, k, v = (head_slices(x @ W, n_heads) for W in (W_q, W_k, W_v))  # (..., H, T, Dh) each
     scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(width)  # (..., H, T, T)
     if causal:
         scores = np.where(_bottom_right(T, T), scores, -np.inf)
-    return _merged(_softmax(scores) @ v) @ W_o
+    return joined_heads(softmax(scores) @ v) @ W_o
 
 
 def _fails_where(seen, broken) -> bool:
@@ -230,11 +203,15 @@ MISTAKES = {
             "True and False are swapped: the mask must be True where a query MAY look.",
             returns=_checked_sizes(lambda n_queries, n_keys: ~_bottom_right(n_queries, n_keys)),
         ),
-        Mistake("mask-not-boolean", "The mask holds numbers: build it with dtype=bool.", shows=_not_boolean),
+        Mistake(
+            "mask-not-boolean",
+            "The mask holds numbers: build it with dtype=bool.",
+            shows=not_of_dtype(np.bool_),
+        ),
         Mistake(
             "mask-sizes-not-checked",
             "Fewer than 1 query, or more queries than keys, must raise ValueError.",
-            shows=_not_refused,
+            shows=not_refused,
         ),
     ],
     "extend_cache": [
@@ -261,7 +238,7 @@ MISTAKES = {
         Mistake(
             "cache-in-place",
             "The cache passed in was changed: build a new array and leave the caller's alone.",
-            shows=_changed("cache"),
+            shows=changed("cache"),
         ),
     ],
     "decode_step": [
@@ -315,7 +292,7 @@ MISTAKES = {
             "The tokens are repeated (axis -2): repeat the heads, axis -3.",
             returns=_checked_rep(lambda kv, n_rep: np.repeat(kv, n_rep, axis=-2)),
         ),
-        Mistake("repeat-n-rep-not-checked", "n_rep below 1 must raise ValueError.", shows=_not_refused),
+        Mistake("repeat-n-rep-not-checked", "n_rep below 1 must raise ValueError.", shows=not_refused),
     ],
     "gqa_forward": [
         Mistake(
@@ -342,7 +319,7 @@ MISTAKES = {
         Mistake(
             "gqa-head-counts-not-checked",
             "n_kv_heads must be at least 1 and divide n_heads, or raise ValueError.",
-            shows=_not_refused,
+            shows=not_refused,
         ),
     ],
 }

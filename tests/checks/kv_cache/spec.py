@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from grader.arrays import head_slices
+
 #: Two float64 computations of one formula that add in a different order (a token at a time
 #: against the whole sequence, a loop over groups against repeated heads) differ by rounding
 #: only, a few units in the 15th digit per operation; every mistake of the catalog moves
@@ -28,21 +30,11 @@ def allowed(n_queries: int, n_keys: int) -> np.ndarray:
     return seen
 
 
-def heads_of(x: np.ndarray, H: int) -> np.ndarray:
-    """(..., T, H*Dh) -> (..., H, T, Dh), one head at a time from column blocks."""
-    *lead, T, width = x.shape
-    Dh = width // H
-    heads = np.empty((*lead, H, T, Dh), dtype=x.dtype)
-    for h in range(H):
-        heads[..., h, :, :] = x[..., :, h * Dh : (h + 1) * Dh]
-    return heads
-
-
 def keys_and_values(x: np.ndarray, W_k: np.ndarray, W_v: np.ndarray, H: int) -> np.ndarray:
     """The cache of the tokens x (..., T, D): shape (2, ..., H, T, Dh), keys at [0], values at [1]."""
     cache = np.empty((2, *x.shape[:-2], H, x.shape[-2], W_k.shape[-1] // H), dtype=np.float64)
-    cache[0] = heads_of(x @ W_k, H)
-    cache[1] = heads_of(x @ W_v, H)
+    cache[0] = head_slices(x @ W_k, H)
+    cache[1] = head_slices(x @ W_v, H)
     return cache
 
 
@@ -67,10 +59,3 @@ def first_output(x: np.ndarray, W_v: np.ndarray, W_o: np.ndarray, n_heads: int, 
     """The first token's output, (..., D): it sees only itself, so each head gives back that
     token's value in its key/value head, whatever the scores."""
     return x[..., 0, :] @ widened(W_v, n_kv_heads, n_heads // n_kv_heads) @ W_o
-
-
-def describe(**values) -> str:
-    """'x of shape (2, 3), n_heads=2' for messages."""
-    return ", ".join(
-        f"{k} of shape {v.shape}" if isinstance(v, np.ndarray) else f"{k}={v!r}" for k, v in values.items()
-    )

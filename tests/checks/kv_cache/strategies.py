@@ -3,8 +3,9 @@ examples, and about one in four far larger (tens of tokens, up to 8 heads, wider
 three batch axes), so that code that only works at the lesson's sizes fails. Whether an
 example is large is drawn first and turned off first when Hypothesis shrinks.
 
-Values lie on a grid centred away from 0 (see VALUE_LOW), so that zeros or the input handed
-back never pass for the right numbers.
+Sizes and values follow the grader's size policy (``grader.draw.SIZES``): caches and tokens lie
+on its grid centred away from 0, so that zeros or the input handed back never pass for the right
+numbers.
 """
 
 from __future__ import annotations
@@ -14,42 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from grader import draw as drawn
-from grader.draw import between, large
+from grader.draw import SIZES, between, other_than
 from grader.expect import pretty
-
-MAX_TOKENS = 6
-MAX_HEADS = 4
-MAX_HEAD_WIDTH = 4
-MAX_BATCH_AXES = 2
-MAX_BATCH_SIZE = 3
-BIG_MIN_TOKENS = 10
-BIG_MAX_TOKENS = 40
-BIG_MAX_HEADS = 8
-BIG_MAX_WIDTH = 64
-BIG_MAX_BATCH_AXES = 3
-BIG_MAX_BATCH_SIZE = 2
-#: Batch axes are cut to size 1 until every array of a large example (score tables included)
-#: holds at most this many numbers: large examples stay fast, and within what the grader lets a
-#: student's function ask of the reference.
-BIG_NUMBERS = 16384
-#: Numbers of caches and tokens lie on a grid of steps of 2.5 from -8.75 to 11.25: none is 0 or
-#: another round number.
-VALUE_LOW, VALUE_HIGH = -8.75, 11.25
-#: Where a table of numbers (see :mod:`grader.draw`) starts: the grid's centre, not 0.
-VALUE_ORIGIN = 1.25
-
-
-def draw_many(draw, shapes, *, low: float = VALUE_LOW, high: float = VALUE_HIGH) -> list[np.ndarray]:
-    """Arrays of the given shapes in [low, high] (:func:`grader.draw.draw_many`); tables of the
-    lesson's own range start at its centre."""
-    origin = VALUE_ORIGIN if (low, high) == (VALUE_LOW, VALUE_HIGH) else None
-    return drawn.draw_many(draw, shapes, low=low, high=high, origin=origin)
-
-
-def fit(batch: tuple[int, ...], per_item: int) -> tuple[int, ...]:
-    """The batch axes cut (see :func:`grader.draw.fit`) until batch * per_item <= BIG_NUMBERS."""
-    return drawn.fit(batch, per_item, BIG_NUMBERS)
 
 
 @dataclass(frozen=True)
@@ -67,41 +34,39 @@ class Dims:
         return self.H * self.Dh
 
 
+#: Head counts of lesson-sized examples, in the order Hypothesis prefers them.
+_HEAD_CHOICES = (2, 4, 3, 1)
+
+
 def draw_dims(draw, *, min_tokens: int = 1, grouped: bool = False, min_kv_heads: int = 1) -> Dims:
     """Sizes with T, H and Dh different where the ranges allow; H_kv = H unless ``grouped``, then a
     divisor of H (H_kv < H most of the time)."""
-    big = large(draw)
+    big = SIZES.large(draw)
+    batch = SIZES.batch(draw, big=big)
+    T = SIZES.tokens(draw, low=min_tokens, big=big)
     if big:
-        batch = tuple(
-            draw(between(1, BIG_MAX_BATCH_SIZE)) for _ in range(draw(between(0, BIG_MAX_BATCH_AXES)))
-        )
-        T = draw(between(max(min_tokens, BIG_MIN_TOKENS), BIG_MAX_TOKENS))
-        H = draw(between(2, BIG_MAX_HEADS))
-        Dh = draw(between(1, BIG_MAX_WIDTH // H))
+        H = draw(between(2, SIZES.big_max_heads))
+        Dh = draw(between(1, SIZES.big_max_width // H))
     else:
-        batch = tuple(draw(between(1, MAX_BATCH_SIZE)) for _ in range(draw(between(0, MAX_BATCH_AXES))))
-        T = draw(between(min_tokens, MAX_TOKENS))
-        H = (2, 4, 3, 1)[draw(between(0, 3))]
-        Dh = draw(between(1, MAX_HEAD_WIDTH))
-        if Dh == H:
-            Dh = Dh % MAX_HEAD_WIDTH + 1
+        H = _HEAD_CHOICES[draw(between(0, len(_HEAD_CHOICES) - 1))]
+        Dh = other_than(draw(between(1, SIZES.max_head_width)), (H,), 1, SIZES.max_head_width)
     if grouped and min_kv_heads > 1:  # head counts with a group of two or more, and two groups or more
         H = (4, 6, 8)[draw(between(0, 2))] if big else (4, 6)[draw(between(0, 1))]
-        Dh = min(Dh, BIG_MAX_WIDTH // H)
+        Dh = min(Dh, SIZES.big_max_width // H)
     H_kv = H
     if grouped:
         divisors = [d for d in range(1, H + 1) if H % d == 0 and d >= min_kv_heads]
         smaller = [d for d in divisors if d < H] or divisors
         H_kv = smaller[draw(between(0, len(smaller) - 1))]
     if big:
-        batch = fit(batch, max(2 * H * T * Dh, H * T * T, T * H * Dh))
+        batch = SIZES.fit(batch, max(2 * H * T * Dh, H * T * T, T * H * Dh))
     return Dims(batch, T, H, H_kv, Dh)
 
 
 @st.composite
 def mask_sizes(draw, *, min_queries: int = 2) -> tuple[int, int]:
     """(n_queries, n_keys) with min_queries <= n_queries <= n_keys (n_keys > n_queries mostly)."""
-    top = BIG_MAX_TOKENS if large(draw) else MAX_TOKENS + 2
+    top = SIZES.big_max_tokens if SIZES.large(draw) else SIZES.max_tokens + 2
     n_queries = draw(between(min_queries, top))
     n_keys = n_queries + draw(between(0, top))
     if n_keys == n_queries and draw(between(0, 3)):
@@ -126,7 +91,7 @@ def appendings(draw, *, empty: bool = False) -> Appending:
     d = draw_dims(draw, min_tokens=2)
     T_new = draw(between(1, d.T))
     T_past = 0 if empty else d.T - T_new
-    cache, kv_new = draw_many(draw, [(2, *d.batch, d.H, T_past, d.Dh), (2, *d.batch, d.H, T_new, d.Dh)])
+    cache, kv_new = SIZES.values(draw, [(2, *d.batch, d.H, T_past, d.Dh), (2, *d.batch, d.H, T_new, d.Dh)])
     return Appending(cache, kv_new)
 
 
@@ -163,8 +128,8 @@ class Sequence:
 def sequences(draw, *, min_tokens: int = 2, chunked: bool = True) -> Sequence:
     """Tokens in [-3, 3] and projections in [-1, 1]; with ``chunked``, steps of uneven sizes."""
     d = draw_dims(draw, min_tokens=min_tokens)
-    (x,) = draw_many(draw, [(*d.batch, d.T, d.D)], low=-3.0, high=3.0)
-    Ws = draw_many(draw, [(d.D, d.D)] * 4, low=-1.0, high=1.0)
+    (x,) = SIZES.values(draw, [(*d.batch, d.T, d.D)], low=-3.0, high=3.0)
+    Ws = SIZES.values(draw, [(d.D, d.D)] * 4, low=-1.0, high=1.0)
     chunks: tuple[int, ...] = (d.T,)
     if chunked:
         cuts, left = [], d.T
@@ -193,7 +158,7 @@ def shared_heads(draw, *, min_rep: int = 2, min_kv_heads: int = 2) -> Heads:
     d = draw_dims(draw)
     H_kv = max(d.H, min_kv_heads)
     n_rep = draw(between(min_rep, 4))
-    (kv,) = draw_many(draw, [(*d.batch, H_kv, d.T, d.Dh)])
+    (kv,) = SIZES.values(draw, [(*d.batch, H_kv, d.T, d.Dh)])
     return Heads(kv, n_rep)
 
 
@@ -241,8 +206,8 @@ def grouped_layers(draw, *, min_kv_heads: int = 1, kv_heads: str = "grouped", mi
     fewer than H where H allows), "all" (H_kv = H) or "one"."""
     d = draw_dims(draw, grouped=kv_heads == "grouped", min_kv_heads=min_kv_heads, min_tokens=min_tokens)
     H_kv = {"grouped": d.H_kv, "all": d.H, "one": 1}[kv_heads]
-    (x,) = draw_many(draw, [(*d.batch, d.T, d.D)], low=-3.0, high=3.0)
-    W_q, W_k, W_v, W_o = draw_many(
+    (x,) = SIZES.values(draw, [(*d.batch, d.T, d.D)], low=-3.0, high=3.0)
+    W_q, W_k, W_v, W_o = SIZES.values(
         draw, [(d.D, d.D), (d.D, H_kv * d.Dh), (d.D, H_kv * d.Dh), (d.D, d.D)], low=-1.0, high=1.0
     )
     return Grouped(x, W_q, W_k, W_v, W_o, d.H, H_kv)

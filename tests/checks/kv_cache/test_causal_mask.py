@@ -5,10 +5,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.draw import between
 from grader.marks import graded
 
 from .spec import allowed
-from .strategies import between, mask_sizes
+from .strategies import mask_sizes
 from .work import mask_at_work
 
 

@@ -8,10 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.draw import between
+from grader.expect import describe
 from grader.marks import graded
 
-from .spec import ATOL, RTOL, describe, widened
-from .strategies import between, grouped_layers
+from .spec import ATOL, RTOL, widened
+from .strategies import grouped_layers
 from .work import first_token_attended
 
 

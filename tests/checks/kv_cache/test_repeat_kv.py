@@ -5,9 +5,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.expect import describe
 from grader.marks import graded
 
-from .spec import describe, repeated
+from .spec import repeated
 from .strategies import shared_heads
 
 

@@ -7,10 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.draw import draw_many, draw_values
 from grader.marks import graded
 
 from ..spec import ATOL, ATOL_FLOAT32, ROW_SUM_ATOL, RTOL, RTOL_FLOAT32
-from ..strategies import Layer, draw_dims, draw_many, draw_values, layers
+from ..strategies import Layer, draw_dims, layers
 from ..work import layer_at_work
 from .oracle import attention_one_head, mha_oracle
 
