@@ -1,0 +1,4 @@
+"""placeholder"""
+
+PROBES = {}
+MISTAKES = {}

@@ -1,0 +1,4 @@
+"""placeholder"""
+
+TOKENS = ("a",)
+PICTURES = {}
