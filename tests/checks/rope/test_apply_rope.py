@@ -109,6 +109,11 @@ def test_shifting_every_position_keeps_the_dot_products(student, case, offset):
     got, name = turn(student, case)
     turn_at_work(got, case.x, case.where, name=name)
     shifted, _ = turn(student, case, case.positions + offset)
+    expect.that(
+        not np.allclose(shifted, got, rtol=RTOL, atol=ATOL),
+        f"{name} gives the same tokens when every position moves by {offset}: the tokens must "
+        "turn further (only their dot products stay).",
+    )
     before = got @ np.swapaxes(got, -1, -2)  # (..., T, T) token with token
     after = shifted @ np.swapaxes(shifted, -1, -2)
     expect.close(
