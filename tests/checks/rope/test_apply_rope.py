@@ -85,7 +85,7 @@ def test_the_positions_given_are_used(student, case):
 
 @graded("apply_rope", points=4)
 @given(case=turnings(given=True))
-def test_turning_back_by_the_negated_positions_undoes_it(student, case):
+def test_negated_positions_turn_the_tokens_back(student, case):
     """Turning by the positions and then by the negated positions gives x back."""
     got, name = turn(student, case)
     turn_at_work(got, case.x, case.where, name=name)
@@ -103,7 +103,7 @@ def test_turning_back_by_the_negated_positions_undoes_it(student, case):
 
 @graded("apply_rope", points=4)
 @given(case=turnings(given=True, min_tokens=2), offset=st.integers(-20, 20).filter(bool))
-def test_shifting_every_position_keeps_the_dot_products(student, case, offset):
+def test_shifted_positions_keep_the_dot_products(student, case, offset):
     """Adding one offset to every position changes no dot product between two turned tokens:
     how alike they are depends only on how far apart they stand."""
     got, name = turn(student, case)

@@ -32,7 +32,7 @@ def test_one_score_per_query_and_key(student, case):
 
 @graded("rope_attention_scores", points=8)
 @given(case=scorings())
-def test_scores_are_turned_queries_dot_turned_keys_over_sqrt_Dh(student, case):
+def test_turned_q_dot_turned_k_over_sqrt_Dh(student, case):
     """Score [i, j] is query i turned by position i, dotted with key j turned by position j,
     divided by sqrt(Dh)."""
     got, name = scored(student, case)
@@ -41,7 +41,7 @@ def test_scores_are_turned_queries_dot_turned_keys_over_sqrt_Dh(student, case):
 
 @graded("rope_attention_scores", points=4)
 @given(case=scorings(min_tokens=2))
-def test_a_query_and_a_key_at_one_position_score_as_if_unturned(student, case):
+def test_same_position_scores_as_if_unturned(student, case):
     """Query t and key t are turned by the same angles, which cancel: score [t, t] is
     q[t] . k[t] / sqrt(Dh), as without rotary embeddings."""
     got, name = scored(student, case)

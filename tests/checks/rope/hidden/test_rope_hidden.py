@@ -72,7 +72,7 @@ def test_float32_tokens_stay_float32(student, case):
 
 @graded("rope_attention_scores", points=3, **HIDDEN)
 @given(case=scorings(dtype=np.float32))
-def test_float32_queries_and_keys_give_float32_scores(student, case):
+def test_float32_q_and_k_give_float32_scores(student, case):
     """float32 queries and keys give float32 scores, as right as float32 allows."""
     got, name = scored(student, case)
     expect.dtype(got, np.float32, name=name)
@@ -81,7 +81,7 @@ def test_float32_queries_and_keys_give_float32_scores(student, case):
 
 @graded("rope_attention_scores", points=3, **HIDDEN)
 @given(case=scorings(min_tokens=2))
-def test_keys_and_queries_swapped_give_the_table_transposed(student, case):
+def test_swapping_q_and_k_transposes_the_scores(student, case):
     """rope_attention_scores(k, q) is rope_attention_scores(q, k) transposed: a dot product
     does not care which side it is taken from."""
     got, name = scored(student, case)
