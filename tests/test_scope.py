@@ -16,7 +16,7 @@ from grader.core.settings import Isolation, Settings
 from grader.engine.run import run_checks
 from grader.engine.submission import Submission
 
-from .support import ATTENTION, KV_CACHE, ROOT
+from .support import ATTENTION, KV_CACHE, ROOT, ROPE
 
 SOURCE = textwrap.dedent(
     """
@@ -80,6 +80,14 @@ def test_calls_are_followed_through_helpers_and_other_exercises():
                 "decode_step": {"causal_mask", "extend_cache"},
                 "repeat_kv": set(),
                 "gqa_forward": {"causal_mask", "repeat_kv"},
+            },
+        ),
+        (
+            ROPE,
+            {
+                "rope_angles": set(),
+                "apply_rope": {"rope_angles"},
+                "rope_attention_scores": {"apply_rope"},
             },
         ),
     ],

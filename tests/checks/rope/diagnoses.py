@@ -153,8 +153,7 @@ MISTAKES = {
         ),
         Mistake(
             "angles-floor-division",
-            "-2 * i // Dh is floor division (-1 for every pair but the first): divide with /, "
-            "-2 * i / Dh.",
+            "-2 * i // Dh is floor division (-1 for every pair but the first): divide with /, -2 * i / Dh.",
             returns=_floor_divided,
         ),
         Mistake(
@@ -165,8 +164,7 @@ MISTAKES = {
         ),
         Mistake(
             "angles-pairs-from-1",
-            "The pairs are numbered from 1: pair 0 has exponent 0 and turns exactly 1 radian per "
-            "position.",
+            "The pairs are numbered from 1: pair 0 has exponent 0 and turns exactly 1 radian per position.",
             returns=_angle_mistake(first_pair=1),
         ),
         Mistake(
@@ -286,4 +284,3 @@ MISTAKES = {
         ),
     ],
 }
-

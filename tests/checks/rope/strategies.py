@@ -128,7 +128,9 @@ class Scoring:
 
 
 @st.composite
-def scorings(draw, *, min_tokens: int = 1, min_pairs: int = 1, odd: bool = False, dtype=np.float64) -> Scoring:
+def scorings(
+    draw, *, min_tokens: int = 1, min_pairs: int = 1, odd: bool = False, dtype=np.float64
+) -> Scoring:
     """T_q and T_k drawn apart (equal now and then), on the value grid."""
     d = draw_sizes(draw, min_tokens=min_tokens, min_pairs=min_pairs)
     T_k = draw(between(min_tokens, d.T))

@@ -17,7 +17,11 @@ from .spec import ATOL, RTOL
 #: when its exercise passes another check in the same run.
 WEAK_CHECKS = {
     "rope_angles": ("one_angle_per_position_and_pair",),
-    "apply_rope": ("result_has_the_shape_and_dtype_of_x", "batch_elements_are_turned_alike", "x_is_left_alone"),
+    "apply_rope": (
+        "result_has_the_shape_and_dtype_of_x",
+        "batch_elements_are_turned_alike",
+        "x_is_left_alone",
+    ),
     "rope_attention_scores": ("one_score_per_query_and_key",),
 }
 

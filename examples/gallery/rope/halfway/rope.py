@@ -1,7 +1,6 @@
 """A sample student's rope.py for `python -m grader gallery`: the angles and the turn are
 written, the scores not yet."""
 
-
 import numpy as np
 
 

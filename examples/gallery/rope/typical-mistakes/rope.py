@@ -2,7 +2,6 @@
 function (the 2 of the exponent forgotten, the two halves paired instead of neighbours, the
 keys never turned)."""
 
-
 import numpy as np
 
 

@@ -6,8 +6,6 @@ DIAGNOSIS = "rope-odd-width-accepted"
 
 import math
 
-import numpy as np
-
 
 def apply_rope(x, positions=None, base=10000.0):
     T, Dh = x.shape[-2:]
