@@ -87,7 +87,7 @@ def test_calls_are_followed_through_helpers_and_other_exercises():
             {
                 "rope_angles": set(),
                 "apply_rope": {"rope_angles"},
-                "rope_attention_scores": {"apply_rope"},
+                "rope_attention_scores": {"apply_rope", "rope_angles"},  # through apply_rope
             },
         ),
     ],
