@@ -114,3 +114,4 @@ def rope_attention_scores(q, k):
     """
     # YOUR CODE HERE
     raise NotImplementedError()
+# drift

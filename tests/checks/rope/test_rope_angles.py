@@ -46,8 +46,8 @@ def test_the_first_position_is_not_turned(student, case):
 @graded("rope_angles", points=4)
 @given(case=angle_sizes(min_tokens=2))
 def test_pair_0_turns_one_radian_per_position(student, case):
-    """Pair 0 turns by base ** 0 = 1 radian per position: column 0 is 0, 1, ..., T - 1
-    (with the default base too)."""
+    """Pair 0 turns base ** 0 = 1 radian per position, whatever the base: column 0 of
+    rope_angles(T, Dh) is 0, 1, ..., T - 1."""
     got, name = angles_of(student, case, base=False)
     expect.close(got[:, 0], np.arange(case.T, dtype=float), rtol=RTOL, atol=ATOL, name=f"column 0 of {name}")
 
