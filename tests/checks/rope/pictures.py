@@ -22,8 +22,9 @@ TOKENS = ("the", "cat", "sat", "on", "a", "mat")
 
 _T, _DH = len(TOKENS), 8
 #: One token's numbers, fixed so that every report draws the same picture; the same at every
-#: position. Large enough that the scores' softmax leans on the nearest tokens.
-_U = np.array([2.0, 1.0, -1.5, 2.5, 1.0, -2.0, 3.0, 0.5])  # (Dh,)
+#: position. Most of its length is in pair 0, the fast one (a radian per position): the shades
+#: then run from near 1 to near 0 within six tokens, and come back as that pair turns full circle.
+_U = np.array([2.5, 1.0, 1.0, 0.5, 0.5, -0.5, 0.25, 0.5])  # (Dh,)
 _X = np.tile(_U, (_T, 1))  # (T, Dh): six copies
 
 
