@@ -53,7 +53,7 @@ def test_pair_0_turns_one_radian_per_position(student, case):
 
 
 @graded("rope_angles", points=6)
-@given(case=angle_sizes())
+@given(case=angle_sizes(min_tokens=2, min_pairs=2))
 def test_angle_is_t_times_base_to_minus_2i_over_Dh(student, case):
     """Entry [t, i] is t * base ** (-2 * i / Dh)."""
     got, name = angles_of(student, case)

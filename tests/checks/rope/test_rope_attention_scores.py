@@ -31,7 +31,7 @@ def test_one_score_per_query_and_key(student, case):
 
 
 @graded("rope_attention_scores", points=8)
-@given(case=scorings())
+@given(case=scorings(min_tokens=2))
 def test_turned_q_dot_turned_k_over_sqrt_Dh(student, case):
     """Score [i, j] is query i turned by position i, dotted with key j turned by position j,
     divided by sqrt(Dh)."""
