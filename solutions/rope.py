@@ -45,8 +45,9 @@ def rope_angles(T, Dh, base=10000.0):
     T: number of positions, 0 to T - 1.
     Dh: numbers per token, an even number (they are cut into Dh // 2 pairs
         of neighbours).
-    base: how much slower the last pair turns than the first; 10000 in the
-        original Transformer and in most models.
+    base: how fast the pairs slow down: the last pair turns nearly base
+        times slower than the first. 10000 (the original Transformer's
+        choice) in most models; Llama 3 uses 500000.
 
     Returns a float64 array of shape (T, Dh // 2) whose entry [t, i] is
 
