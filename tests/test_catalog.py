@@ -162,7 +162,15 @@ REQUIRED = {
             "rope_float64",
         },
         "correct": {"rope_complex_numbers"},
-        "trivial": {"zeros", "ones", "nan", "constant", "input_unchanged", "random_values", "raises_value_error"},
+        "trivial": {
+            "zeros",
+            "ones",
+            "nan",
+            "constant",
+            "input_unchanged",
+            "random_values",
+            "raises_value_error",
+        },
     },
 }
 #: Entries whose feedback quotes random numbers: check and grade agree on their scores only.
