@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ATTENTION = Course.at(ROOT).lesson("attention")
 #: The second lesson of the course: the KV cache and grouped-query attention.
 KV_CACHE = Course.at(ROOT).lesson("kv_cache")
+#: The third: rotary position embeddings.
+ROPE = Course.at(ROOT).lesson("rope")
 #: A second, small lesson in a course of its own, that the grader knows nothing of.
 TOY_COURSE = ROOT / "tests" / "courses" / "toy"
 

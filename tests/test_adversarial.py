@@ -70,9 +70,10 @@ from pathlib import Path
 
 import pytest
 
+from grader.core.lesson import Course
 from grader.sandbox.wardens import best_level
 
-from .support import ATTENTION, KV_CACHE, PROCESSES, ROOT, compose
+from .support import ATTENTION, PROCESSES, ROOT, compose
 
 ADVERSARIAL = Path(__file__).parent / "adversarial"
 CASES = sorted(p.name for p in ADVERSARIAL.iterdir() if (p / "case.json").is_file())
@@ -112,8 +113,8 @@ def case_of(name: str) -> dict:
     return json.loads((ADVERSARIAL / name / "case.json").read_text())
 
 
-#: The lessons a case may be a whole file of.
-LESSONS = (ATTENTION, KV_CACHE)
+#: The lessons a case may be a whole file of: every lesson of the course.
+LESSONS = Course.at(ROOT).lessons
 
 
 def lesson_of(name: str):

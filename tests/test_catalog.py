@@ -149,6 +149,30 @@ REQUIRED = {
             "raises_value_error",
         },
     },
+    "rope": {
+        "bugs": {
+            "rope_halves_not_neighbours",  # GPT-NeoX's layout
+            "angles_exponent_minus_i_over_Dh",
+            "rope_exponent_minus_i_over_Dh",
+            "angles_positions_from_one",
+            "rope_positions_from_one",
+            "scores_only_q_turned",
+            "scores_not_scaled",
+            "rope_in_place",
+            "rope_sin_sign",
+            "rope_float64",
+        },
+        "correct": {"rope_complex_numbers"},
+        "trivial": {
+            "zeros",
+            "ones",
+            "nan",
+            "constant",
+            "input_unchanged",
+            "random_values",
+            "raises_value_error",
+        },
+    },
 }
 #: Entries whose feedback quotes random numbers: check and grade agree on their scores only.
 RANDOM = {"trivial-random_values"}

@@ -9,9 +9,10 @@ from grader.commands import exercises
 from grader.core import solution
 from grader.core.lesson import Course
 
-from .support import ATTENTION, TOY_COURSE
+from .support import ROOT, TOY_COURSE
 
-LESSONS = [ATTENTION, Course.at(TOY_COURSE).lesson("toy")]
+#: Every lesson of the course, as the course finds them, and the toy course's.
+LESSONS = [*Course.at(ROOT).lessons, Course.at(TOY_COURSE).lesson("toy")]
 each_lesson = pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.name)
 
 

@@ -57,7 +57,13 @@ def one_line_error(done: subprocess.CompletedProcess, fragment: str) -> None:
 
 
 def test_a_lesson_is_learnt_from_its_files():
-    assert Course.at(ROOT).names == ("attention", "kv_cache")
+    # every reference with a folder of checks is a lesson, and nothing else is (found, not listed)
+    found = tuple(
+        sorted(
+            p.stem for p in (ROOT / "solutions").glob("*.py") if (ROOT / "tests" / "checks" / p.stem).is_dir()
+        )
+    )
+    assert Course.at(ROOT).names == found and {"attention", "kv_cache"} <= set(found)
     assert ATTENTION.exercises == ("apply_causal_mask", "split_heads", "merge_heads", "mha_forward")
     assert Course.at(TOY_COURSE).names == ("toy",)
     # token_mean is given (it holds no solution block): no exercise

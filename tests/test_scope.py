@@ -16,7 +16,7 @@ from grader.core.settings import Isolation, Settings
 from grader.engine.run import run_checks
 from grader.engine.submission import Submission
 
-from .support import ATTENTION, KV_CACHE, ROOT
+from .support import ATTENTION, KV_CACHE, ROOT, ROPE
 
 SOURCE = textwrap.dedent(
     """
@@ -82,6 +82,14 @@ def test_calls_are_followed_through_helpers_and_other_exercises():
                 "gqa_forward": {"causal_mask", "repeat_kv"},
             },
         ),
+        (
+            ROPE,
+            {
+                "rope_angles": set(),
+                "apply_rope": {"rope_angles"},
+                "rope_attention_scores": {"apply_rope", "rope_angles"},  # through apply_rope
+            },
+        ),
     ],
     ids=lambda value: getattr(value, "name", ""),
 )
@@ -114,3 +122,27 @@ def test_later_exercises_do_no_work_in_process():
         settings=Settings(isolation=Isolation.NONE, exercises=("apply_causal_mask", "split_heads")),
     )
     assert report.score == 0, [(t.name, t.status) for t in report.tests if t.score]
+
+
+@pytest.mark.parametrize("isolation", [Isolation.AUTO, Isolation.NONE], ids=str)
+def test_none_passed_on_reaches_the_reference_as_it_is(tmp_path, isolation):
+    """A student who passes a default of None on explicitly (apply_rope(q, None), positions left
+    to the function) gets the reference's answer through the sandbox as in the checker's own
+    process: None is a plain value, like a number."""
+    mine = tmp_path / ROPE.filename
+    mine.write_text(
+        ROPE.solution.read_text(encoding="utf-8")
+        + textwrap.dedent(
+            """
+
+            def rope_attention_scores(q, k):
+                q_turned, k_turned = apply_rope(q, None), apply_rope(k, None)
+                return q_turned @ np.swapaxes(k_turned, -1, -2) / q.shape[-1] ** 0.5
+            """
+        ),
+        encoding="utf-8",
+    )
+    settings = Settings(isolation=isolation, exercises=("rope_attention_scores",))
+    report = run_checks(mine, lesson=ROPE, settings=settings)
+    failed = [(t.name, t.feedback[:300]) for t in report.tests if t.status != "passed"]
+    assert not failed and report.score == report.max_score > 0, failed
