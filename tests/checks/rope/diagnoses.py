@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.diagnosis import Mistake
-
-from .stock import changed, not_refused, softmax
+from grader.arrays import softmax
+from grader.diagnosis import Mistake, changed, not_refused
 
 _RNG = np.random.default_rng(20261201)
 

@@ -1,4 +1,5 @@
-"""Random inputs for the checks of rope (the size policy and value grid are in ``sizes.py``).
+"""Random inputs for the checks of rope, drawn with the grader's size policy and value grid
+(:data:`grader.draw.SIZES`).
 
 Widths are even (a few checks draw odd ones on purpose), bases vary so that a base written into
 the code shows, and positions given by hand are whole numbers that may be negative, repeat or
@@ -12,20 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from grader.draw import between, large
+from grader.draw import SIZES, between, large
 from grader.expect import pretty
 
-from .sizes import (
-    BIG_MAX_BATCH_AXES,
-    BIG_MAX_BATCH_SIZE,
-    BIG_MAX_TOKENS,
-    BIG_MIN_TOKENS,
-    MAX_BATCH_AXES,
-    MAX_BATCH_SIZE,
-    MAX_TOKENS,
-    draw_many,
-    fit,
-)
+#: Arrays of the given shapes on the policy's grid (tables start at its centre, never at 0).
+draw_many = SIZES.values
 
 #: Pairs per token at the lesson's sizes, and in a large example (64 numbers, a real head's width).
 MAX_PAIRS, BIG_MAX_PAIRS = 4, 32
@@ -48,14 +40,12 @@ class Sizes:
 def draw_sizes(draw, *, min_tokens: int = 1, min_pairs: int = 1) -> Sizes:
     """Sizes with T and Dh different where the ranges allow; Dh even."""
     if large(draw):
-        batch = tuple(
-            draw(between(1, BIG_MAX_BATCH_SIZE)) for _ in range(draw(between(0, BIG_MAX_BATCH_AXES)))
-        )
-        T = draw(between(max(min_tokens, BIG_MIN_TOKENS), BIG_MAX_TOKENS))
+        batch = SIZES.batch(draw, big=True)
+        T = SIZES.tokens(draw, low=min_tokens, big=True)
         Dh = 2 * draw(between(max(min_pairs, MAX_PAIRS + 1), BIG_MAX_PAIRS))
-        return Sizes(fit(batch, 2 * T * max(T, Dh)), T, Dh)
-    batch = tuple(draw(between(1, MAX_BATCH_SIZE)) for _ in range(draw(between(0, MAX_BATCH_AXES))))
-    T = draw(between(min_tokens, MAX_TOKENS))
+        return Sizes(SIZES.fit(batch, 2 * T * max(T, Dh)), T, Dh)
+    batch = SIZES.batch(draw)
+    T = SIZES.tokens(draw, low=min_tokens)
     Dh = 2 * draw(between(min_pairs, MAX_PAIRS))
     return Sizes(batch, T, Dh)
 

@@ -4,11 +4,11 @@ import numpy as np
 from hypothesis import given
 
 from grader import expect
+from grader.expect import describe
 from grader.marks import graded
 
 from . import spec
 from .spec import ATOL, RTOL
-from .stock import describe
 from .strategies import angle_sizes
 from .work import angles_at_work
 

@@ -5,11 +5,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader import expect
+from grader.expect import describe
 from grader.marks import graded
 
 from . import spec
 from .spec import ATOL, RTOL
-from .stock import describe
 from .strategies import repeated, scorings
 from .work import scores_at_work
 

@@ -6,11 +6,10 @@ from hypothesis import strategies as st
 
 from grader import expect
 from grader.draw import between
+from grader.expect import describe
 from grader.marks import graded
 
-from ..sizes import draw_many
-from ..stock import describe
-from ..strategies import Turning, scorings, turnings
+from ..strategies import Turning, draw_many, scorings, turnings
 from ..test_rope_attention_scores import scored
 from ..work import scores_at_work, turn_at_work
 from . import oracle
