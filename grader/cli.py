@@ -29,10 +29,11 @@ from .commands import (
     release,
     stream,
 )
-from .core.errors import GraderError, IsolationRefused, LessonError, UsageError
+from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
 from .core.lesson import COURSE_VARIABLE, Course, Lesson, find_course, is_course
+from .core.results import LESSON_ERROR_EXIT
 from .core.settings import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
@@ -44,6 +45,7 @@ from .core.settings import (
 )
 from .engine.upkeep import unsupported_hypothesis
 from .formats import lms
+from .formats.text import lesson_errors
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -567,6 +569,9 @@ def main(argv: list[str] | None = None) -> int:
     except IsolationRefused as err:
         print(f"grader: {err}", file=sys.stderr)
         return 2
+    except AuthorError as err:  # the lesson's own files: its author's to mend, at the line said
+        print(f"grader: {lesson_errors(err.places)}", file=sys.stderr)
+        return LESSON_ERROR_EXIT
     except GraderError as err:
         print(f"grader: internal error, please report it: {err}", file=sys.stderr)
         return 3

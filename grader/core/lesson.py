@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import LessonError
+from .errors import AuthorError, LessonError
 from .installed import IMPORTED_FROM
 from .intake import open_submission
 from .pylines import comment_only_lines
@@ -275,7 +275,16 @@ def course_default(root: Path) -> str | None:
 def _exercises(source: Path, outline: Path) -> tuple[str, ...]:
     """A lesson's exercises: from its solution, or in a release from the outline written there."""
     if source.parent.name == "solutions":
-        return exercises_in(source.read_text(encoding="utf-8"))
+        try:
+            return exercises_in(source.read_text(encoding="utf-8"))
+        except SyntaxError as err:  # the lesson's own file: said at its line, never a traceback
+            where = source.relative_to(source.parent.parent)
+            raise AuthorError(
+                [f"{where}:{err.lineno or 1}: the reference does not parse: SyntaxError: {err.msg}"]
+            ) from None
+        except (UnicodeDecodeError, ValueError) as err:
+            where = source.relative_to(source.parent.parent)
+            raise AuthorError([f"{where}:1: the reference cannot be read: {err}"]) from None
     try:
         return tuple(str(n) for n in json.loads(outline.read_text(encoding="utf-8"))["exercises"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -31,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.authored import error_place, said
 from ..core.diagnosis import Call
-from ..core.errors import Failure, StudentError
+from ..core.errors import AuthorError, Failure, StudentError
 from ..core.intake import Intake, IntakeError, open_submission
 from ..core.lesson import Lesson
 from ..core.scope import reference_calls
@@ -170,7 +171,12 @@ class Submission:
         self.lesson = lesson
         limits = settings.limits
         reference = lesson.reference
-        helpers = load_reference(reference, lesson.exercises) if reference is not None else None
+        try:
+            helpers = load_reference(reference, lesson.exercises) if reference is not None else None
+        except Exception as err:  # noqa: BLE001 - the lesson's reference: its author's to mend, at its line
+            path, line = error_place(lesson, err, (reference, 1)) or (reference, 1)
+            where = Path(path).relative_to(lesson.root) if lesson.root in Path(path).parents else path
+            raise AuthorError([f"{where}:{line}: the reference cannot be loaded: {said(err)}"]) from None
         #: exercise -> the other exercises its reference calls: the only ones the reference may
         #: stand in for while it is checked
         self.scope = (
