@@ -472,6 +472,7 @@ def _lessons(args, course: Course) -> tuple[Lesson, ...]:
     """The lessons a command for every lesson works on: the one named, else all."""
     if args.lesson is not None:
         return (course.lesson(args.lesson),)
+    course.mended()  # a command for every lesson stops on one whose reference cannot be read
     if not course.lessons:
         course.choose()  # raises, saying the course holds no lesson
     return course.lessons

@@ -66,7 +66,7 @@ def main(
 ) -> int:
     """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written
     (1 when the score is below ``fail_under``; :data:`LESSON_ERROR_EXIT` when a mistake in the
-    lesson was met, said at its file and line; :data:`UNFINISHED_EXIT` when the machine was too
+    lesson kept checks from running, said at its file and line; :data:`UNFINISHED_EXIT` when the machine was too
     busy to finish a check: the score is then no grade, whatever ``fail_under`` says).
 
     With ``github_output``, also append the GitHub Classroom result to the file
@@ -116,11 +116,12 @@ def main(
         print(f"grader: {lesson_errors(report.lesson_errors)}", file=sys.stderr)
     if report.unfinished:  # no number: it would be no grade
         print(f"score: unfinished (out of {report.max_score:g}): {not_final(report)}", file=sys.stderr)
-    if report.lesson_errors:
+    else:
+        print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
+    if report.lesson_failed:
         return LESSON_ERROR_EXIT
     if report.unfinished:
         return UNFINISHED_EXIT
-    print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
     if fail_under is not None and report.score < fail_under:
         print(f"the score is below {fail_under:g} (--fail-under): failing", file=sys.stderr)
         return 1

@@ -73,9 +73,10 @@ def code_line(function, default: int) -> int:
     return getattr(code, "co_firstlineno", default) or default
 
 
-def key_line(path: Path, variable: str, key: str) -> int:
+def key_line(path: Path, variable: str, key: str, index: int | None = None) -> int:
     """The line of ``key`` in the dict literal assigned to ``variable`` at the top of the file at
-    ``path`` (the assignment's line when the key is not written there; 1 when neither is)."""
+    ``path`` (with ``index``: of that element of the list written there), else the assignment's
+    line when the key is not written there, else 1."""
     try:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
@@ -86,8 +87,9 @@ def key_line(path: Path, variable: str, key: str) -> int:
             isinstance(t, ast.Name) and t.id == variable for t in targets
         ):
             if isinstance(node.value, ast.Dict):
-                for k in node.value.keys:
+                for k, v in zip(node.value.keys, node.value.values, strict=True):
                     if isinstance(k, ast.Constant) and k.value == key:
-                        return k.lineno
+                        listed = isinstance(v, (ast.List, ast.Tuple)) and index is not None
+                        return v.elts[index].lineno if listed and index < len(v.elts) else k.lineno
             return node.lineno
     return 1

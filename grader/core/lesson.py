@@ -142,6 +142,9 @@ class Course:
 
     root: Path
     lessons: tuple[Lesson, ...]
+    broken: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The lessons whose reference cannot be read, each (name, where and why): a command that
+    works on one of them stops, saying so; the course's other lessons work as before."""
 
     @classmethod
     def at(cls, root: Path) -> Course:
@@ -149,19 +152,31 @@ class Course:
         ``exercises/NAME.py``) with a ``tests/checks/NAME/`` folder is a lesson."""
         root = Path(root).resolve()
         sources = root / "solutions" if (root / "solutions").is_dir() else root / "exercises"
-        lessons = []
+        lessons, broken = [], []
         for file in sorted(sources.glob("*.py")):
             checks = root / "tests" / "checks" / file.stem
             if checks.is_dir():
-                lessons.append(Lesson.at(root, file.stem, _exercises(file, checks / OUTLINE)))
-        return cls(root, tuple(lessons))
+                try:
+                    lessons.append(Lesson.at(root, file.stem, _exercises(file, checks / OUTLINE)))
+                except AuthorError as err:
+                    broken.append((file.stem, err.places))
+        return cls(root, tuple(lessons), tuple(broken))
+
+    def mended(self, name: str | None = None) -> None:
+        """Raise the AuthorError of lesson ``name`` (of any lesson, without one) when its
+        reference cannot be read."""
+        for lesson, places in self.broken:
+            if name is None or lesson == name:
+                raise AuthorError(places)
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(lesson.name for lesson in self.lessons)
 
     def lesson(self, name: str) -> Lesson:
-        """The lesson called ``name``; LessonError names the ones there are."""
+        """The lesson called ``name``; LessonError names the ones there are (AuthorError: it is
+        there, but its reference cannot be read)."""
+        self.mended(name)
         for lesson in self.lessons:
             if lesson.name == name:
                 return lesson
@@ -180,6 +195,9 @@ class Course:
             return self.lesson(name)
         if submission is not None and not os.path.lexists(submission):
             open_submission(submission, Path(submission).name)  # raises, with its hint
+        for lesson, _ in self.broken:  # a lesson that cannot be read is said, not taken for another
+            if not self.lessons or (submission is not None and _holds(Path(submission), lesson)):
+                self.mended(lesson)
         if len(self.lessons) == 1:
             return self.lessons[0]
         if submission is not None:

@@ -18,9 +18,11 @@ EXAMPLE_LEAD = "\nSmallest input found:\n"
 #: The exit code of a command whose grade is not final because the machine was too busy
 #: (``EX_TEMPFAIL`` of sysexits.h: a temporary failure; the same command may succeed later).
 UNFINISHED_EXIT = 75
-#: The exit code of a command that met a mistake in the lesson itself (a check that could not
-#: run, a mark, a picture, a diagnosis): ``EX_CONFIG`` of sysexits.h, a configuration error. The
-#: report is still written; the lesson's author must mend the file and line it names.
+#: The exit code of a command that met a mistake in the lesson itself that kept checks from
+#: running (a check, its mark, a strategy, the reference): ``EX_CONFIG`` of sysexits.h, a
+#: configuration error. The report is still written, with no number; the lesson's author must
+#: mend the file and line it names. (A picture or a diagnosis that could not be made is noted,
+#: and the command exits as it would without it: the grade stands.)
 LESSON_ERROR_EXIT = 78
 
 #: What a student reads for a check that could not run because of a mistake in the lesson.
@@ -57,6 +59,12 @@ class Standing(StrEnum):
     FAILED = "failed"  # grading did not finish (the grader failed)
     UNFINISHED = "unfinished"  # a wall-clock guard stopped some of it: the machine was too busy
     LESSON_ERROR = "lesson_error"  # a mistake in the lesson kept some checks from running
+
+    @property
+    def pending(self) -> bool:
+        """Whether the grade is not known yet (unfinished, or the lesson kept checks from
+        running): no export writes a number for it, 0 included."""
+        return self in (Standing.UNFINISHED, Standing.LESSON_ERROR)
 
 
 @dataclass(frozen=True)
@@ -143,7 +151,13 @@ class Report:
     def unfinished(self) -> bool:
         """Whether the score is no grade: a check has no verdict (a wall-clock guard stopped it,
         or the lesson kept it from running), or a mistake in the lesson kept checks out."""
-        return any(t.unfinished for t in self.tests) or any(f.graded for f in self.lesson_errors)
+        return any(t.unfinished for t in self.tests) or self.lesson_failed
+
+    @property
+    def lesson_failed(self) -> bool:
+        """Whether a mistake in the lesson kept checks from running (a picture or a diagnosis
+        that could not be made leaves the grade standing)."""
+        return any(f.graded for f in self.lesson_errors)
 
     @property
     def busy(self) -> bool:

@@ -328,7 +328,7 @@ class Collector:
                 signature.bind(**arguments)
             except TypeError as err:  # also: a probe that is no dict of arguments
                 self.fault(
-                    where,
+                    (where[0], key_line(where[0], "PROBES", exercise, index)),
                     f"probe {index} of {exercise} cannot call it: {err} "
                     f"({exercise} takes {', '.join(signature.parameters)})",
                     graded=False,

@@ -52,6 +52,20 @@ def load_reference(path: Path, exercises: tuple[str, ...]) -> dict:
     return {name: namespace[name] for name in exercises}
 
 
+def reference_of(lesson: Lesson) -> dict | None:
+    """``lesson``'s reference functions (None in a student release); AuthorError, at the line of
+    the reference where it stops, when it cannot be loaded."""
+    reference = lesson.reference
+    if reference is None:
+        return None
+    try:
+        return load_reference(reference, lesson.exercises)
+    except Exception as err:  # noqa: BLE001 - the lesson's reference: its author's to mend, at its line
+        path, line = error_place(lesson, err, (reference, 1)) or (reference, 1)
+        where = Path(path).relative_to(lesson.root) if lesson.root in Path(path).parents else path
+        raise AuthorError([f"{where}:{line}: the reference cannot be loaded: {said(err)}"]) from None
+
+
 #: Calls of one example kept for the diagnosis (a check makes a handful).
 RECORDED_CALLS = 8
 
@@ -171,12 +185,7 @@ class Submission:
         self.lesson = lesson
         limits = settings.limits
         reference = lesson.reference
-        try:
-            helpers = load_reference(reference, lesson.exercises) if reference is not None else None
-        except Exception as err:  # noqa: BLE001 - the lesson's reference: its author's to mend, at its line
-            path, line = error_place(lesson, err, (reference, 1)) or (reference, 1)
-            where = Path(path).relative_to(lesson.root) if lesson.root in Path(path).parents else path
-            raise AuthorError([f"{where}:{line}: the reference cannot be loaded: {said(err)}"]) from None
+        helpers = reference_of(lesson)
         #: exercise -> the other exercises its reference calls: the only ones the reference may
         #: stand in for while it is checked
         self.scope = (
