@@ -73,6 +73,19 @@ def code_line(function, default: int) -> int:
     return getattr(code, "co_firstlineno", default) or default
 
 
+def def_line(path: Path, name: str, default: int) -> int:
+    """The line of ``def name`` in the file at ``path`` (where its parameters are written), else
+    ``default``."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return default
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node.lineno
+    return default
+
+
 def key_line(path: Path, variable: str, key: str, index: int | None = None) -> int:
     """The line of ``key`` in the dict literal assigned to ``variable`` at the top of the file at
     ``path`` (with ``index``: of that element of the list written there), else the assignment's

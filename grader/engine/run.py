@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import configuration as hypothesis_configuration
 
-from ..core.authored import code_line, error_place, key_line, said
+from ..core.authored import code_line, def_line, error_place, key_line, said
 from ..core.diagnosis import Call, Diagnosis, diagnose
 from ..core.errors import Failure, GraderError, PropertyFailure, StudentError, StudentTimeout
 from ..core.inert import one_line
@@ -280,8 +280,10 @@ class Collector:
         if place is None and not (setup or hypothesis):
             return None  # nothing of the lesson's on its way: the grader's own failure
         reason = said(err)
-        if type(err).__name__ == "FixtureLookupError":
+        if type(err).__name__ == "FixtureLookupError":  # said where the parameters are written
             reason = f"it asks for {getattr(err, 'argname', '?')!r}, which no fixture provides"
+            name = getattr(item, "originalname", item.name)
+            written = (written[0], def_line(written[0], name, written[1]))
         self.fault(place or written, reason, check=_name(item))
         return Outcome(Status.LESSON_ERROR, NOT_RUN)
 
