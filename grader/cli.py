@@ -453,18 +453,21 @@ def _recheck(args) -> str:
 
 
 def _nbgrader_lesson(course: Course, course_dir: Path, assignment: str | None) -> Lesson:
-    """The lesson of an nbgrader course: the one whose notebook (``NAME.ipynb``) its source,
-    release or collected assignments hold (that assignment alone, when named), if one alone."""
+    """The lesson of an nbgrader course: the one whose notebook (``NAME.ipynb``) its collected
+    assignments hold, else its release, else its source (that assignment alone, when named), if
+    one alone: the notebooks collected are the ones to lay out, whatever else the course holds."""
     if len(course.lessons) > 1 and Path(course_dir).is_dir():
         folder = assignment or "*"
-        places = (f"source/{folder}", f"release/{folder}", f"submitted/*/{folder}")
-        found = [
-            lesson
-            for lesson in course.lessons
-            if any(next(Path(course_dir).glob(f"{place}/{lesson.name}.ipynb"), None) for place in places)
-        ]
-        if len(found) == 1:
-            return found[0]
+        for place in (f"submitted/*/{folder}", f"release/{folder}", f"source/{folder}"):
+            found = [
+                lesson
+                for lesson in course.lessons
+                if next(Path(course_dir).glob(f"{place}/{lesson.name}.ipynb"), None) is not None
+            ]
+            if len(found) == 1:
+                return found[0]
+            if found:
+                break  # two lessons where the notebooks are: which one is for --lesson to say
     return course.choose()
 
 
