@@ -59,6 +59,29 @@ def error_place(
     return fallback
 
 
+#: The grader's own package: a failure raised in it is the grader's, whoever called it.
+GRADER = Path(__file__).resolve().parent.parent
+
+
+def raised_by_lesson(lesson: Lesson, err: BaseException) -> bool | None:
+    """Whether ``err`` was raised by the lesson's code: True when, from where it was raised
+    outwards, a frame of the lesson's files comes before any of the grader's (numpy, Hypothesis
+    or the standard library called by the lesson count as the lesson's); False when the grader's
+    comes first; None when neither is on its way."""
+    frames = [frame.f_code.co_filename for frame, _ in traceback.walk_tb(err.__traceback__)]
+    for name in reversed(frames):
+        if mine(lesson, name):
+            return True
+        try:
+            if GRADER in Path(name).resolve().parents:
+                return False
+        except (OSError, ValueError):
+            continue
+    if isinstance(err, SyntaxError) and err.filename and mine(lesson, err.filename):
+        return True
+    return None
+
+
 def said(err: BaseException) -> str:
     """An exception in a line: its class and the first line of its message."""
     if isinstance(err, SyntaxError):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import configuration as hypothesis_configuration
 
-from ..core.authored import code_line, def_line, error_place, key_line, said
+from ..core.authored import code_line, def_line, error_place, key_line, raised_by_lesson, said
 from ..core.diagnosis import Call, Diagnosis, diagnose
 from ..core.errors import Failure, GraderError, PropertyFailure, StudentError, StudentTimeout
 from ..core.inert import one_line
@@ -269,16 +269,19 @@ class Collector:
         """The outcome of a check that failed by the lesson's own mistake (a typo in the check, a
         fixture it misnames, a strategy that cannot draw), noted at the lesson's file and line;
         None for a failure of the student's code (or of the grader's)."""
-        if isinstance(err, (StudentError, StudentTimeout, PropertyFailure)):
+        if isinstance(
+            err, (StudentError, StudentTimeout, PropertyFailure, GraderError, WardenLost, WardenFault)
+        ):
             return None
         if type(err).__name__ in ("Flaky", "FlakyFailure"):
             return None  # the student's function answered differently: outcome_of says so
         path, line, _ = item.reportinfo()
         written = (Path(str(path)), (line or 0) + 1)  # the check itself, where its mark is
-        place = error_place(self.lesson, err, None)
+        raised = raised_by_lesson(self.lesson, err)
         hypothesis = type(err).__module__.split(".")[0] == "hypothesis"
-        if place is None and not (setup or hypothesis):
-            return None  # nothing of the lesson's on its way: the grader's own failure
+        if raised is False or (raised is None and not (setup or hypothesis)):
+            return None  # raised by the grader's own code: its failure, said as before
+        place = error_place(self.lesson, err, None)
         reason = said(err)
         if type(err).__name__ == "FixtureLookupError":  # said where the parameters are written
             reason = f"it asks for {getattr(err, 'argname', '?')!r}, which no fixture provides"
