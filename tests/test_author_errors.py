@@ -29,6 +29,7 @@ from .support import grader_outside
 from .test_lint import (
     BUG,
     CENTER,
+    CHECKS,
     check_file_that_does_not_parse,
     edit,
     full_toy,
@@ -66,6 +67,12 @@ def name_in_a_check(c):
     """A NameError inside a check: a helper misspelt."""
     edit(c / CENTER, "    got = student.center_tokens(x)\n", "    got = studnet.center_tokens(x)\n")
     return CENTER, "got = studnet.center_tokens(x)", "NameError"
+
+
+def probe_that_raises(c):
+    """A probe whose own code stops (``diagnoses.py`` cannot be imported)."""
+    edit(c / CHECKS / "diagnoses.py", '{"x": np.array([[1.0, 2.0, 6.0]', '{"x": np.arry([[1.0, 2.0, 6.0]')
+    return CHECKS / "diagnoses.py", "np.arry(", "AttributeError"
 
 
 def reference_that_does_not_parse(c):
@@ -276,6 +283,7 @@ def _student_with_a_bug(course: Path) -> str:
 @pytest.mark.parametrize(
     "brk",
     [
+        probe_that_raises,
         probe_with_a_wrong_parameter,
         returns_with_wrong_parameters,
         typo_in_a_mistake,
@@ -301,9 +309,9 @@ def test_a_picture_or_a_diagnosis_that_fails_leaves_the_grade_standing(tmp_path,
         not_ours(done.stdout, done.stderr)
         assert done.returncode == 0
         assert where in (course / "report.html").read_text()
-    elif "probe" in brk.__name__:  # the other probe and the failed check's calls still tell
+    elif brk is probe_with_a_wrong_parameter:  # the other probe and the failed check's calls tell
         assert [d["code"] for d in report["exercises"]["center_tokens"]["diagnoses"]] == ["divides-by-mean"]
-    else:  # the mistake whose code slipped is named for no one
+    else:  # the mistake that slipped is named for no one (none is, without a diagnoses.py)
         assert report["exercises"]["center_tokens"]["diagnoses"] == []
 
 
