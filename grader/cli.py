@@ -30,10 +30,11 @@ from .commands import (
     release,
     stream,
 )
-from .core.errors import GraderError, IsolationRefused, LessonError, UsageError
+from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
 from .core.lesson import COURSE_VARIABLE, Course, Lesson, find_course, is_course
+from .core.results import LESSON_ERROR_EXIT
 from .core.settings import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
@@ -45,6 +46,7 @@ from .core.settings import (
 )
 from .engine.upkeep import unsupported_hypothesis
 from .formats import lms
+from .formats.text import lesson_errors
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -462,18 +464,21 @@ def _recheck(args) -> str:
 
 
 def _nbgrader_lesson(course: Course, course_dir: Path, assignment: str | None) -> Lesson:
-    """The lesson of an nbgrader course: the one whose notebook (``NAME.ipynb``) its source,
-    release or collected assignments hold (that assignment alone, when named), if one alone."""
+    """The lesson of an nbgrader course: the one whose notebook (``NAME.ipynb``) its collected
+    assignments hold, else its release, else its source (that assignment alone, when named), if
+    one alone: the notebooks collected are the ones to lay out, whatever else the course holds."""
     if len(course.lessons) > 1 and Path(course_dir).is_dir():
         folder = assignment or "*"
-        places = (f"source/{folder}", f"release/{folder}", f"submitted/*/{folder}")
-        found = [
-            lesson
-            for lesson in course.lessons
-            if any(next(Path(course_dir).glob(f"{place}/{lesson.name}.ipynb"), None) for place in places)
-        ]
-        if len(found) == 1:
-            return found[0]
+        for place in (f"submitted/*/{folder}", f"release/{folder}", f"source/{folder}"):
+            found = [
+                lesson
+                for lesson in course.lessons
+                if next(Path(course_dir).glob(f"{place}/{lesson.name}.ipynb"), None) is not None
+            ]
+            if len(found) == 1:
+                return found[0]
+            if found:
+                break  # two lessons where the notebooks are: which one is for --lesson to say
     return course.choose()
 
 
@@ -481,6 +486,7 @@ def _lessons(args, course: Course) -> tuple[Lesson, ...]:
     """The lessons a command for every lesson works on: the one named, else all."""
     if args.lesson is not None:
         return (course.lesson(args.lesson),)
+    course.mended()  # a command for every lesson stops on one whose reference cannot be read
     if not course.lessons:
         course.choose()  # raises, saying the course holds no lesson
     return course.lessons
@@ -581,6 +587,9 @@ def main(argv: list[str] | None = None) -> int:
     except IsolationRefused as err:
         print(f"grader: {err}", file=sys.stderr)
         return 2
+    except AuthorError as err:  # the lesson's own files: its author's to mend, at the line said
+        print(f"grader: {lesson_errors(err.places)}", file=sys.stderr)
+        return LESSON_ERROR_EXIT
     except GraderError as err:
         print(f"grader: internal error, please report it: {err}", file=sys.stderr)
         return 3

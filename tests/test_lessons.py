@@ -430,3 +430,20 @@ def test_nbgrader_collect_finds_the_lesson_its_notebooks_are_of(tmp_path):
     one_line_error(
         grader_in(tmp_path, "nbgrader-collect", "nb", "class2", "--course", str(ROOT)), "which lesson?"
     )
+
+
+def test_nbgrader_collect_takes_the_lesson_collected_over_the_course_s_sources(tmp_path):
+    """``nbgrader-course course/`` writes every lesson's source; the notebooks collected name the
+    one to lay out."""
+    course = find_course()
+    for lesson in course.lessons:
+        source = tmp_path / "nb" / "source" / lesson.name / f"{lesson.name}.ipynb"
+        source.parent.mkdir(parents=True)
+        source.write_text("{}")
+    first = course.lessons[0]
+    notebook = tmp_path / "nb" / "submitted" / "ada" / first.name / f"{first.name}.ipynb"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text("{}")
+    done = grader_in(tmp_path, "nbgrader-collect", "nb", "class", "--course", str(ROOT))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "class" / "ada" / f"{first.name}.ipynb").is_file()

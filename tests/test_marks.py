@@ -98,8 +98,9 @@ def test_a_check_naming_no_exercise_of_its_lesson_is_refused(tmp_path, exercise,
         text=True,
         timeout=300,
     )
-    assert done.returncode == 3, done.stderr  # the course is broken, not the submission
-    assert "test_stray.py::test_stray" in done.stderr and fragment in done.stderr
+    assert done.returncode == 78, done.stderr  # the lesson is broken, not the submission
+    assert "tests/checks/toy/test_stray.py:4: test_stray:" in done.stderr and fragment in done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(

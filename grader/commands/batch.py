@@ -18,6 +18,11 @@ Running the same command again grades only what is new, has changed, or got no g
 ``export`` and ``report`` (:mod:`grader.commands.export`) write the same files from the
 gradebook alone, grading nothing.
 
+A mistake in the lesson met while grading (a check that could not run, a reference that does
+not load) gives the students it touched the standing ``lesson_error``, with no number in any
+export, and the batch says where the mistake is and exits with :data:`LESSON_ERROR_EXIT`; a
+picture or a diagnosis that could not be made is noted and the grade stands.
+
 A grade that a wall-clock guard touched (the machine was too busy for some check, see
 :mod:`grader.sandbox.clock`) is no grade: such submissions are graded again at the end of
 the run, one at a time (:data:`AGAIN_JOBS`), and stay ``unfinished`` in the gradebook, with
@@ -47,22 +52,23 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import IsolationRefused
+from ..core.errors import AuthorError, IsolationRefused
 from ..core.fingerprint import fingerprint
 from ..core.inert import file_stem, one_line, student_name, student_text
 from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
-from ..core.results import UNFINISHED_EXIT, ExerciseResult, Report, Standing
+from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT, ExerciseResult, Report, Standing
 from ..core.settings import Isolation, Settings
 from ..engine.run import suite_points
+from ..engine.submission import reference_of
 from ..engine.upkeep import DECIDING_PACKAGES
 from ..formats.gradebook import Gradebook, Row
 from ..formats.html import to_html
 from ..formats.json_report import from_dict, to_dict
 from ..formats.junit import class_junit
 from ..formats.lms import Export
-from ..formats.text import to_text
+from ..formats.text import lesson_errors, to_text
 from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import choose_level, processes_missing
 from .export import class_report_of, write_class_report
@@ -254,6 +260,8 @@ class _Grader:
 
 #: How the reason for no report begins when a wall-clock guard stopped the grading.
 UNFINISHED = "unfinished, the machine was too busy"
+#: How a row begins whose grading a mistake in the lesson stopped.
+LESSON = "the lesson has a mistake"
 
 
 def _end(procs: list[subprocess.Popen], *, interrupt: bool) -> None:
@@ -344,6 +352,14 @@ def main(
 
     entries, remarks = discover(folder, lesson.filename)
     points = suite_points(lesson)
+    faults: dict[str, None] = {}  # the lesson's mistakes met, in the order met
+    failed_lesson = []  # the students whose checks a mistake of the lesson kept from running
+    try:
+        reference_of(lesson)  # a reference that does not load grades no one: said once, here
+        stopped = ""
+    except AuthorError as err:
+        faults.update(dict.fromkeys(err.places))
+        stopped = f"{LESSON}: {'; '.join(err.places)}"
     todo = []
     for entry in entries:
         if not book.is_current(entry.student, entry.file_hash, suite):
@@ -405,19 +421,28 @@ def main(
             if entry.problem:
                 _record(book, reports, entry, suite, None, entry.problem, points, failures)
                 progress.step(entry.student, entry.problem)
+            elif stopped:  # nothing can be graded: each student's row says why, no number
+                _record(book, reports, entry, suite, None, stopped, points, [])
+                progress.step(entry.student, LESSON)
             else:
                 pending.add(pool.submit(grade, entry))
         while pending:
             done, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 entry, report, error = future.result()
+                if report is not None:
+                    faults.update(dict.fromkeys(f.text() for f in report.lesson_errors))
+                    if report.lesson_failed:
+                        failed_lesson.append(entry.student)
                 if _unfinished(report, error):  # listed at the end if it stays so
                     error = _record(book, reports, entry, suite, report, error, points, [])
                     unfinished.append(entry)
                 else:
                     error = _record(book, reports, entry, suite, report, error, points, failures)
                 note = error or (
-                    "unfinished" if report.unfinished else f"{report.score:g}/{report.max_score:g}"
+                    (LESSON if report.lesson_failed else "unfinished")
+                    if report.unfinished
+                    else f"{report.score:g}/{report.max_score:g}"
                 )
                 progress.step(entry.student, note)
         return unfinished
@@ -461,8 +486,12 @@ def main(
     book.close()
     _summary(len(written.rows), out, reports, entries, remarks + list(written.notes), failures, interrupted)
     print(f"class report: {class_page}")
+    if faults:  # once for the class, at the lesson's files and lines
+        print(lesson_errors(list(faults)))
     if interrupted:
         return 128 + int(signals.number)
+    if stopped or failed_lesson:  # a picture or a diagnosis alone leaves every grade standing
+        return LESSON_ERROR_EXIT
     return UNFINISHED_EXIT if left else 0
 
 
@@ -547,7 +576,7 @@ def _record(book, reports, entry, suite, report, error, points, failures: list[s
 
 def _unfinished(report: Report | None, error: str) -> bool:
     """Whether a wall-clock guard touched this grading (its report's checks, or the batch's own)."""
-    return report.unfinished if report is not None else error.startswith(UNFINISHED)
+    return report.busy if report is not None else error.startswith(UNFINISHED)
 
 
 def _store(
@@ -557,7 +586,11 @@ def _store(
     if report is not None:
         row = Row(
             entry.student,
-            Standing.UNFINISHED if report.unfinished else Standing.GRADED,
+            Standing.LESSON_ERROR
+            if report.lesson_failed
+            else Standing.UNFINISHED
+            if report.unfinished
+            else Standing.GRADED,
             entry.file_hash,
             suite,
             report.score,
@@ -570,6 +603,8 @@ def _store(
         standing = Standing(entry.refusal.value) if entry.refusal is not None else Standing.FAILED
         if _unfinished(None, error):
             standing = Standing.UNFINISHED
+        if error.startswith(LESSON):
+            standing = Standing.LESSON_ERROR
         zero = tuple(ExerciseResult(n, 0, points[n]) for n in points)
         row = Row(entry.student, standing, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
     book.record(row)

@@ -25,7 +25,7 @@ from ..core.results import Status
 from ..core.settings import resolve
 from ..engine.run import run_checks
 from ..formats.notebook import given_code
-from ..formats.text import exercise_lines, not_final
+from ..formats.text import exercise_lines, lesson_errors, not_final
 
 
 def _cell_text(filename: str) -> tuple[int, str] | None:
@@ -110,6 +110,8 @@ def _feedback(report, exercise: str, *, hidden: bool) -> str:
         return "\n".join(lines)
     shown = dataclasses.replace(report, tests=tuple(tests), diagnoses={} if hidden else report.diagnoses)
     lines += exercise_lines(shown, exercise, width=FEEDBACK_WIDTH, used=len(lines))
+    if report.lesson_errors:
+        lines += lesson_errors(report.lesson_errors).splitlines()
     if shown.unfinished:
         lines.append(
             textwrap.fill(not_final(shown), FEEDBACK_WIDTH, initial_indent="  ", subsequent_indent="  ")
@@ -151,16 +153,22 @@ def grade_here(
             settings = resolve("notebook", only=(exercise,), public=not hidden)
             checks = chosen.hidden if hidden else chosen.checks
             report = run_checks(file, lesson=chosen, settings=settings, checks=checks)
-            if report.unfinished:  # the machine was too busy: once more before saying so
+            if report.busy:  # the machine was too busy: once more before saying so
                 report = run_checks(file, lesson=chosen, settings=settings, checks=checks)
         score = sum(t.score for t in report.tests if t.exercise == exercise)
         message = _feedback(report, exercise, hidden=hidden)
         unfinished = report.unfinished
+        broken = report.lesson_failed
     except Exception as err:  # noqa: BLE001 - a test cell must show a number, not a traceback
         message = f"{exercise}: the checks could not run ({type(err).__name__}: {err}); 0 points"
-        score, unfinished = 0, False
+        score, unfinished, broken = 0, False, False
     if show:
         print(message)
+    if broken:  # the lesson's mistake, said in the message above at its file and line
+        raise NoPointsYet(
+            f"No points for {exercise} yet: a mistake in the lesson (not in your code) kept some of its "
+            "checks from running. Your instructor must mend it (instructors: python -m grader lint)."
+        )
     if unfinished:
         raise NoPointsYet(
             f"No points for {exercise} yet: the computer was too busy to finish its checks, twice. "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..core.intake import take_in
 from ..core.lesson import Lesson
-from ..core.results import UNFINISHED_EXIT
+from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT
 from ..core.settings import Profile, Settings, use_colour
 from ..engine.run import run_checks
 from ..formats.html import to_html
@@ -38,7 +38,8 @@ def main(
 ) -> int:
     """Check ``path`` (default: the lesson's stubs, the student's file) and print the report
     (every failure in full with ``details``; also as an HTML page written to ``html``); 0 when every
-    check passes, :data:`UNFINISHED_EXIT` when the machine was too busy to finish one (the report
+    check passes, :data:`LESSON_ERROR_EXIT` when a mistake in the lesson kept a check from running
+    (the report says where), :data:`UNFINISHED_EXIT` when the machine was too busy to finish one (the report
     says so, and to run it again), 1 otherwise. ``recheck`` is the command that runs it again
     (default: ``check`` and the path)."""
     intake, file = take_in(lesson.stubs if path is None else path, lesson.filename)
@@ -58,6 +59,8 @@ def main(
     if html is not None:
         Path(html).write_text(to_html(report, heading=f"Checking {file}", details=details), encoding="utf-8")
         print(f"wrote {html}", file=sys.stderr)
+    if report.lesson_failed:  # said in the report, at the lesson's file and line
+        return LESSON_ERROR_EXIT
     if report.unfinished:
         return UNFINISHED_EXIT
     if report.score == report.max_score:

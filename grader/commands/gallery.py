@@ -13,11 +13,12 @@ from pathlib import Path
 from ..core.inert import one_line, student_name
 from ..core.intake import Intake, IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
-from ..core.results import UNFINISHED_EXIT
+from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT
 from ..core.settings import Settings
 from ..engine.run import run_checks
 from ..formats.json_report import to_dict
 from ..formats.table import to_table
+from ..formats.text import lesson_errors
 
 
 def entries(lesson: Lesson, folder: Path | None) -> list[tuple[str, Intake | Path]]:
@@ -55,4 +56,9 @@ def main(*, lesson: Lesson, settings: Settings, folder: Path | None = None, fmt:
         sys.stdout.write(json.dumps({label: to_dict(report) for label, report in rows}, indent=1) + "\n")
     else:
         sys.stdout.write(to_table(rows, lesson.exercises))
+    faults = list(dict.fromkeys(f for _, report in rows for f in report.lesson_errors))
+    if faults:  # once for all the rows, at the lesson's files and lines
+        print(f"grader: {lesson_errors(faults)}", file=sys.stderr)
+    if any(report.lesson_failed for _, report in rows):
+        return LESSON_ERROR_EXIT
     return UNFINISHED_EXIT if any(report.unfinished for _, report in rows) else 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..core.intake import take_in
 from ..core.lesson import Lesson
-from ..core.results import UNFINISHED_EXIT
+from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT
 from ..core.settings import Settings
 from ..engine.run import run_checks
 from ..formats.github import annotations, step_output, step_summary, to_github
@@ -20,7 +20,7 @@ from ..formats.html import to_html
 from ..formats.json_report import to_dict
 from ..formats.junit import to_junit
 from ..formats.terminal import Style
-from ..formats.text import WIDTH, not_final, to_text
+from ..formats.text import WIDTH, lesson_errors, not_final, to_text
 from .check import terminal_layout
 
 FORMATS = ("text", "json", "gradescope", "github", "junit", "html")
@@ -65,7 +65,8 @@ def main(
     colour: str | None = None,
 ) -> int:
     """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written
-    (1 when the score is below ``fail_under``; :data:`UNFINISHED_EXIT` when the machine was too
+    (1 when the score is below ``fail_under``; :data:`LESSON_ERROR_EXIT` when a mistake in the
+    lesson kept checks from running, said at its file and line; :data:`UNFINISHED_EXIT` when the machine was too
     busy to finish a check: the score is then no grade, whatever ``fail_under`` says).
 
     With ``github_output``, also append the GitHub Classroom result to the file
@@ -111,10 +112,16 @@ def main(
     if github_output:
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
             f.write(step_output(to_github(report)))
+    if report.lesson_errors:  # the lesson's author must act: said at the lesson's file and line
+        print(f"grader: {lesson_errors(report.lesson_errors)}", file=sys.stderr)
     if report.unfinished:  # no number: it would be no grade
         print(f"score: unfinished (out of {report.max_score:g}): {not_final(report)}", file=sys.stderr)
+    else:
+        print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
+    if report.lesson_failed:
+        return LESSON_ERROR_EXIT
+    if report.unfinished:
         return UNFINISHED_EXIT
-    print(f"score: {report.score:g}/{report.max_score:g}", file=sys.stderr)
     if fail_under is not None and report.score < fail_under:
         print(f"the score is below {fail_under:g} (--fail-under): failing", file=sys.stderr)
         return 1

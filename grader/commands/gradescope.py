@@ -25,6 +25,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from ..core.errors import AuthorError
 from ..core.intake import IntakeError, take_in
 from ..core.lesson import Lesson
 from ..core.settings import Isolation, resolve
@@ -109,11 +110,18 @@ def run(*, lesson: Lesson, root: Path) -> int:
         intake, file = take_in(root / "submission", lesson.filename, nested=True)
         settings = resolve("gradescope-run", isolation=isolation())
         report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
-        if report.unfinished:  # the machine was too busy: once more before saying so
+        if report.busy:  # the machine was too busy: once more before saying so
             report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
         data = to_gradescope(report, execution_time=time.monotonic() - start)
     except IntakeError as err:  # nothing to grade was found
         data = failure(err.message, execution_time=time.monotonic() - start)
+    except AuthorError as err:  # the lesson in the bundle cannot be read: its author's to mend
+        data = failure(
+            "The checks could not run: the mistake is in the lesson, not in your code; please tell "
+            f"your instructor. {'; '.join(err.places)}",
+            execution_time=time.monotonic() - start,
+        )
+        del data["score"]  # no number, 0 included: nothing of the student's was checked
     except Exception as err:  # noqa: BLE001 - Gradescope must get a results.json whatever happens
         data = failure(
             f"The autograder itself failed ({type(err).__name__}: {err}); please tell your instructor.",

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ..core.authored import error_place, said, shown
 from ..core.lesson import Lesson
 from ..core.results import Visibility
 from ..engine.marks import MARK, MarkError, grading_of
@@ -40,7 +41,7 @@ from ..engine.run import nothing_stored, plugin_autoload_off, pytest_arguments
 from ..engine.submission import load_reference
 from ..engine.upkeep import no_local_constants
 from .lint_declared import UNREAD, lint_catalog, lint_diagnoses, lint_pictures, lint_weak
-from .lint_findings import Check, Findings, error_place, said, shown
+from .lint_findings import Check, Findings
 
 #: Examples per check when the checks run on the reference: enough to meet a strategy's
 #: corners, few enough that a lesson is linted in seconds.

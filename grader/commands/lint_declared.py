@@ -14,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.authored import error_place, said, shown
 from ..core.diagnosis import Call, Mistake, look
 from ..core.lesson import Lesson
 from ..core.pictures import Picture
-from .lint_findings import Findings, error_place, said, shown
+from .lint_findings import Findings
 
 #: The codes of a ``diagnoses.py`` that could not be read (its problem is said already).
 UNREAD = object()

@@ -29,6 +29,9 @@ __all__ = ["Call", "Diagnosis", "Mistake", "Seen", "diagnose", "same"]
 RTOL, ATOL = 1e-4, 1e-6
 #: Diagnoses named at most per exercise.
 MOST = 3
+#: Exceptions that, raised by a lesson's mistake, mean a slip in its code (a misspelt name, a
+#: module not imported) rather than "this mistake does not apply to these arguments".
+SLIPS = (NameError, AttributeError, ImportError, SyntaxError)
 
 
 @dataclass(frozen=True)
@@ -122,17 +125,37 @@ def _predicted(function: Callable, arguments: dict):
         return err, False
 
 
-def _support(mistake: Mistake, seen: Sequence[Seen]) -> list[Seen]:
-    """The calls ``mistake`` explains; none when a call contradicts it."""
+def _slip(function: Callable, err: BaseException) -> bool:
+    """Whether ``err``, raised by calling ``function``, is a slip of the lesson's code: a
+    misspelt name, or arguments its parameters do not take (raised before it ran a line)."""
+    if isinstance(err, SLIPS):
+        return True
+    if isinstance(err, TypeError):
+        code = getattr(function, "__code__", None)
+        tb, entered = err.__traceback__, False
+        while tb is not None:
+            entered = entered or tb.tb_frame.f_code is code
+            tb = tb.tb_next
+        return code is not None and not entered
+    return False
+
+
+def _support(mistake: Mistake, seen: Sequence[Seen], slipped: Slipped | None = None) -> list[Seen]:
+    """The calls ``mistake`` explains; none when a call contradicts it. A slip in the mistake's
+    code is told to ``slipped`` (the mistake then reads as before: not applying)."""
     if mistake.shows is not None:
         try:
             shown = bool(mistake.shows(seen))
-        except Exception:  # noqa: BLE001 - a test that does not apply to these calls
+        except Exception as err:  # noqa: BLE001 - a test that does not apply to these calls
+            if slipped is not None and _slip(mistake.shows, err):
+                slipped(mistake, "shows", err)
             shown = False
         return [next((s for s in seen if not s.right), seen[0])] if shown and seen else []
     explained = []
     for one in seen:
         predicted, predicts = _predicted(mistake.returns, one.arguments)
+        if not predicts and slipped is not None and _slip(mistake.returns, predicted):
+            slipped(mistake, "returns", predicted)
         if not predicts:
             if not one.refused and one.call.returned:
                 return []  # the mistake would have raised: the student returned
@@ -165,17 +188,30 @@ def look(calls: Sequence[Call], reference: Callable) -> list[Seen]:
     return seen
 
 
-def diagnose(mistakes: Sequence[Mistake], calls: Sequence[Call], reference: Callable) -> list[Diagnosis]:
+#: Told of a slip in a mistake's code: (the mistake, "returns", "shows" or "hint", the exception).
+Slipped = Callable[[Mistake, str, BaseException], None]
+
+
+def diagnose(
+    mistakes: Sequence[Mistake], calls: Sequence[Call], reference: Callable, *, slipped: Slipped | None = None
+) -> list[Diagnosis]:
     """The mistakes that fit ``calls`` of one function whose right answer ``reference`` gives,
     the one that explains most calls first (ties in the lesson's order), at most :data:`MOST`.
-    Nothing when every call was right."""
+    Nothing when every call was right. A slip in a mistake's own code is told to ``slipped``
+    (a hint that stops leaves its mistake unnamed); without it, a hint that stops raises."""
     seen = look(calls, reference)
     if all(one.right and not one.call.mutated for one in seen):
         return []
     found = []
     for order, mistake in enumerate(mistakes):
-        explained = _support(mistake, seen)
+        explained = _support(mistake, seen, slipped)
         if explained:
-            hint = mistake.hint_for(explained[0].arguments)
+            try:
+                hint = mistake.hint_for(explained[0].arguments)
+            except Exception as err:
+                if slipped is None:
+                    raise
+                slipped(mistake, "hint", err)
+                continue
             found.append((-len(explained), order, Diagnosis(mistake.code, hint)))
     return [diagnosis for *_, diagnosis in sorted(found, key=lambda f: f[:2])][:MOST]

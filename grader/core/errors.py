@@ -53,6 +53,16 @@ class LessonError(Exception):
     """No course, or no such lesson or exercise; the message says which exist and what to pass."""
 
 
+class AuthorError(Exception):
+    """A mistake in a lesson's own files (a check, its mark, a strategy, ``diagnoses.py``,
+    ``pictures.py``, ``work.py``, the reference): the lesson's author's to mend, neither the
+    student's nor the grader's. ``places`` holds each ``FILE:LINE: what`` found."""
+
+    def __init__(self, places: tuple[str, ...] | list[str]):
+        self.places = tuple(places)
+        super().__init__("; ".join(self.places))
+
+
 class GraderError(RuntimeError):
     """The grader could not run its checks (not the student's fault)."""
 

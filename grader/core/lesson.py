@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import LessonError
+from .errors import AuthorError, LessonError
 from .installed import IMPORTED_FROM
 from .intake import open_submission
 from .pylines import comment_only_lines
@@ -142,6 +142,9 @@ class Course:
 
     root: Path
     lessons: tuple[Lesson, ...]
+    broken: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """The lessons whose reference cannot be read, each (name, where and why): a command that
+    works on one of them stops, saying so; the course's other lessons work as before."""
 
     @classmethod
     def at(cls, root: Path) -> Course:
@@ -149,19 +152,31 @@ class Course:
         ``exercises/NAME.py``) with a ``tests/checks/NAME/`` folder is a lesson."""
         root = Path(root).resolve()
         sources = root / "solutions" if (root / "solutions").is_dir() else root / "exercises"
-        lessons = []
+        lessons, broken = [], []
         for file in sorted(sources.glob("*.py")):
             checks = root / "tests" / "checks" / file.stem
             if checks.is_dir():
-                lessons.append(Lesson.at(root, file.stem, _exercises(file, checks / OUTLINE)))
-        return cls(root, tuple(lessons))
+                try:
+                    lessons.append(Lesson.at(root, file.stem, _exercises(file, checks / OUTLINE)))
+                except AuthorError as err:
+                    broken.append((file.stem, err.places))
+        return cls(root, tuple(lessons), tuple(broken))
+
+    def mended(self, name: str | None = None) -> None:
+        """Raise the AuthorError of lesson ``name`` (of any lesson, without one) when its
+        reference cannot be read."""
+        for lesson, places in self.broken:
+            if name is None or lesson == name:
+                raise AuthorError(places)
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(lesson.name for lesson in self.lessons)
 
     def lesson(self, name: str) -> Lesson:
-        """The lesson called ``name``; LessonError names the ones there are."""
+        """The lesson called ``name``; LessonError names the ones there are (AuthorError: it is
+        there, but its reference cannot be read)."""
+        self.mended(name)
         for lesson in self.lessons:
             if lesson.name == name:
                 return lesson
@@ -180,6 +195,9 @@ class Course:
             return self.lesson(name)
         if submission is not None and not os.path.lexists(submission):
             open_submission(submission, Path(submission).name)  # raises, with its hint
+        for lesson, _ in self.broken:  # a lesson that cannot be read is said, not taken for another
+            if not self.lessons or (submission is not None and _holds(Path(submission), lesson)):
+                self.mended(lesson)
         if len(self.lessons) == 1:
             return self.lessons[0]
         if submission is not None:
@@ -275,7 +293,16 @@ def course_default(root: Path) -> str | None:
 def _exercises(source: Path, outline: Path) -> tuple[str, ...]:
     """A lesson's exercises: from its solution, or in a release from the outline written there."""
     if source.parent.name == "solutions":
-        return exercises_in(source.read_text(encoding="utf-8"))
+        try:
+            return exercises_in(source.read_text(encoding="utf-8"))
+        except SyntaxError as err:  # the lesson's own file: said at its line, never a traceback
+            where = source.relative_to(source.parent.parent)
+            raise AuthorError(
+                [f"{where}:{err.lineno or 1}: the reference does not parse: SyntaxError: {err.msg}"]
+            ) from None
+        except (UnicodeDecodeError, ValueError) as err:
+            where = source.relative_to(source.parent.parent)
+            raise AuthorError([f"{where}:1: the reference cannot be read: {err}"]) from None
     try:
         return tuple(str(n) for n in json.loads(outline.read_text(encoding="utf-8"))["exercises"])
     except (OSError, ValueError, KeyError, TypeError):

@@ -18,6 +18,18 @@ EXAMPLE_LEAD = "\nSmallest input found:\n"
 #: The exit code of a command whose grade is not final because the machine was too busy
 #: (``EX_TEMPFAIL`` of sysexits.h: a temporary failure; the same command may succeed later).
 UNFINISHED_EXIT = 75
+#: The exit code of a command that met a mistake in the lesson itself that kept checks from
+#: running (a check, its mark, a strategy, the reference): ``EX_CONFIG`` of sysexits.h, a
+#: configuration error. The report is still written, with no number; the lesson's author must
+#: mend the file and line it names. (A picture or a diagnosis that could not be made is noted,
+#: and the command exits as it would without it: the grade stands.)
+LESSON_ERROR_EXIT = 78
+
+#: What a student reads for a check that could not run because of a mistake in the lesson.
+NOT_RUN = (
+    "This check could not run: the mistake is in the lesson, not in your code. Your instructor "
+    "has been told; it costs you nothing and gives you nothing until they mend it."
+)
 
 
 class Status(StrEnum):
@@ -28,6 +40,7 @@ class Status(StrEnum):
     ERROR = "error"  # the code could not run: missing, raised, wrong signature
     TIMEOUT = "timeout"  # the code ran past its time limit
     UNFINISHED = "unfinished"  # the machine was too busy to let the code finish: no verdict
+    LESSON_ERROR = "lesson_error"  # the lesson's own check failed (its mistake): no verdict
 
 
 class Visibility(StrEnum):
@@ -45,6 +58,13 @@ class Standing(StrEnum):
     UNREADABLE = "unreadable"  # a file was found that cannot be graded
     FAILED = "failed"  # grading did not finish (the grader failed)
     UNFINISHED = "unfinished"  # a wall-clock guard stopped some of it: the machine was too busy
+    LESSON_ERROR = "lesson_error"  # a mistake in the lesson kept some checks from running
+
+    @property
+    def pending(self) -> bool:
+        """Whether the grade is not known yet (unfinished, or the lesson kept checks from
+        running): no export writes a number for it, 0 included."""
+        return self in (Standing.UNFINISHED, Standing.LESSON_ERROR)
 
 
 @dataclass(frozen=True)
@@ -70,8 +90,25 @@ class TestResult:
 
     @property
     def unfinished(self) -> bool:
-        """Whether a wall-clock guard stopped this check: its ``score`` is then no verdict."""
-        return self.status is Status.UNFINISHED
+        """Whether this check has no verdict (a wall-clock guard stopped it, or a mistake in the
+        lesson kept it from running): its ``score`` is then no grade."""
+        return self.status in (Status.UNFINISHED, Status.LESSON_ERROR)
+
+
+@dataclass(frozen=True)
+class LessonFault:
+    """A mistake in the lesson met while grading, said where its author mends it."""
+
+    place: str
+    """``FILE:LINE`` in the lesson's files."""
+    message: str
+    """What went wrong there, in one line."""
+    graded: bool = True
+    """Whether it kept checks from running (the score is then no grade); False for a picture or
+    a diagnosis, which the report leaves out while the grade stands."""
+
+    def text(self) -> str:
+        return f"{self.place}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -103,6 +140,8 @@ class Report:
     pictures: tuple[Heatmap, ...] = ()
     """The lesson's pictures of the student's functions beside the reference's
     (:mod:`grader.core.pictures`), for the HTML report."""
+    lesson_errors: tuple[LessonFault, ...] = ()
+    """Mistakes in the lesson met while grading, for the instructor (empty when none)."""
 
     @property
     def score(self) -> float:
@@ -110,8 +149,20 @@ class Report:
 
     @property
     def unfinished(self) -> bool:
-        """Whether a wall-clock guard stopped a check: the score is then no grade."""
-        return any(t.unfinished for t in self.tests)
+        """Whether the score is no grade: a check has no verdict (a wall-clock guard stopped it,
+        or the lesson kept it from running), or a mistake in the lesson kept checks out."""
+        return any(t.unfinished for t in self.tests) or self.lesson_failed
+
+    @property
+    def lesson_failed(self) -> bool:
+        """Whether a mistake in the lesson kept checks from running (a picture or a diagnosis
+        that could not be made leaves the grade standing)."""
+        return any(f.graded for f in self.lesson_errors)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a wall-clock guard stopped a check: the same grading later may finish."""
+        return any(t.status is Status.UNFINISHED for t in self.tests)
 
     @property
     def max_score(self) -> float:

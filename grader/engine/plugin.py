@@ -39,6 +39,7 @@ __all__ = [
     "pytest_pyfunc_call",
     "pytest_pyfunc_call_replayed",
     "pytest_unconfigure",
+    "collection_faults",
     "student",
 ]
 
@@ -73,6 +74,9 @@ _SUBMISSIONS = pytest.StashKey[dict]()
 _CHECK_FOLDERS = pytest.StashKey[dict]()
 #: The settings of this run.
 _SETTINGS = pytest.StashKey[Settings]()
+#: Checks set aside at collection for a mistake of the lesson's ((file, line), what), when a
+#: grading runs them (:func:`use_run`); a plain ``pytest`` run stops on them instead.
+_FAULTS = pytest.StashKey[list]()
 
 
 def pytest_addoption(parser):
@@ -122,6 +126,13 @@ def use_run(config, settings: Settings, submission: Submission) -> None:
     :func:`pytest_configure`."""
     config.stash[_SETTINGS] = settings
     config.stash.setdefault(_SUBMISSIONS, {})[submission.lesson.checks] = submission
+    config.stash[_FAULTS] = []
+
+
+def collection_faults(config) -> list[tuple[tuple[Path, int], str]]:
+    """The checks a grading set aside when it collected them, each ((file, line), why): a mark
+    that is wrong, a name taken twice, a check without a mark or in the wrong folder."""
+    return list(config.stash.get(_FAULTS, []))
 
 
 def settings_of(config) -> Settings:
@@ -183,35 +194,51 @@ def lesson_of(item) -> Lesson | None:
 def pytest_collection_modifyitems(config, items):
     """Every check carries a valid graded mark naming an exercise of its lesson, hidden ones
     only under the lesson's ``hidden/``; the hidden checks run after every other test."""
-    problems, seen, checks = [], set(), []
+    problems, seen, checks, bad = [], set(), [], set()
+
+    def problem(item, message: str) -> None:
+        problems.append((item, message))
+        bad.add(id(item))
+
     for item in items:
         try:
             found = _check(item)
         except LessonError as err:
-            problems.append(f"{item.nodeid}: {err}")
+            problem(item, str(err))
             continue
         if found is None:
             continue
         lesson, in_hidden = found
         checks.append(item)
         if item.name in seen:
-            problems.append(f"{item.nodeid}: another check has the name {item.name}; names must be unique")
+            problem(item, f"another check has the name {item.name}; names must be unique")
+            continue
         seen.add(item.name)
         try:
             grading = grading_of(item, lesson.exercises)
         except MarkError as err:
-            problems.append(f"{item.nodeid}: {err} (the exercises of lesson {lesson.name})")
+            problem(item, f"{err} (the exercises of lesson {lesson.name})")
             continue
         if grading is None:
-            problems.append(f"{item.nodeid}: a check without a @graded(...) mark")
+            problem(item, "a check without a @graded(...) mark")
             continue
         if in_hidden != (grading.visibility is Visibility.HIDDEN):
-            problems.append(
-                f"{item.nodeid}: visibility {grading.visibility.value!r} but the file is "
-                f"{'in' if in_hidden else 'outside'} tests/checks/{lesson.name}/hidden"
+            problem(
+                item,
+                f"visibility {grading.visibility.value!r} but the file is "
+                f"{'in' if in_hidden else 'outside'} tests/checks/{lesson.name}/hidden",
             )
-    if problems:
-        raise pytest.UsageError("invalid graded checks:\n  " + "\n  ".join(problems))
+    if problems and _FAULTS not in config.stash:  # a plain pytest run: stop, saying which
+        lines = [f"{item.nodeid}: {message}" for item, message in problems]
+        raise pytest.UsageError("invalid graded checks:\n  " + "\n  ".join(lines))
+    for item, message in problems:  # a grading: each set aside, said at its place in the lesson
+        path, line, _ = item.reportinfo()
+        config.stash[_FAULTS].append(((Path(str(path)), (line or 0) + 1), f"{item.name}: {message}"))
+    if bad:
+        dropped = [item for item in items if id(item) in bad]
+        items[:] = [item for item in items if id(item) not in bad]
+        checks = [item for item in checks if id(item) not in bad]
+        config.hook.pytest_deselected(items=dropped)
     # hidden checks last: nothing shown of a visible check comes from code that saw a hidden input
     hidden = {id(item) for item in checks if _check(item)[1]}
     items.sort(key=lambda item: id(item) in hidden)

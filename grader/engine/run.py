@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import io
 import os
 import tempfile
@@ -14,18 +15,19 @@ import numpy as np
 import pytest
 from hypothesis import configuration as hypothesis_configuration
 
+from ..core.authored import code_line, def_line, error_place, key_line, raised_by_lesson, said
 from ..core.diagnosis import Call, Diagnosis, diagnose
-from ..core.errors import Failure, GraderError, StudentError, StudentTimeout
+from ..core.errors import Failure, GraderError, PropertyFailure, StudentError, StudentTimeout
 from ..core.inert import one_line
 from ..core.intake import Intake, IntakeError
 from ..core.lesson import Lesson
 from ..core.pictures import Heatmap, heatmap
-from ..core.results import Report, Status, TestResult, Visibility
+from ..core.results import NOT_RUN, LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, choose_level, warm
 from .feedback import Outcome, outcome_of, paragraph
 from .marks import grading_of
-from .plugin import use_run
+from .plugin import collection_faults, use_run
 from .submission import Submission
 from .upkeep import no_local_constants, numpy_generator_left_alone
 
@@ -60,13 +62,49 @@ class Collector:
         self.probes: dict[str, list[Call]] = {}  # exercise -> the student's calls on its probes
         self.shown = False  # the pictures and probes are drawn (before any hidden check)
         self.with_hidden: set[str] = set()  # exercises with hidden checks in this run
-        self.trouble: GraderError | None = None  # the course's files failed while they were drawn
+        self.faults: dict[tuple[str, str], LessonFault] = {}  # the lesson's mistakes, by where and what
+        self.unloaded = False  # a file of checks could not be imported: not every check is known
+        self.not_run: dict[tuple[str, str], tuple[str, ...]] = {}  # the checks each kept from running
         self.weak: dict[str, frozenset[str]] = {}  # exercise -> checks a do-nothing function passes
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
         """Before the plugin's own: this run's settings, and its submission opened already."""
         use_run(config, self.settings, self.submission)
+
+    def fault(self, place: tuple[Path, int], message: str, *, graded: bool = True, check: str = "") -> None:
+        """Note a mistake of the lesson at ``place`` (a file of the lesson and its line): said
+        once, at the file's place in the course (the report is the same wherever it is read);
+        the ``check``s it kept from running are named together."""
+        path, line = place
+        try:
+            where = Path(path).resolve().relative_to(self.lesson.root.resolve())
+        except (OSError, ValueError):
+            where = Path(path)
+        key = (f"{where}:{max(1, int(line or 1))}", " ".join(message.split()))
+        old = self.faults.get(key)
+        checks = (*self.not_run.get(key, ()), *([check] if check else []))
+        self.not_run[key] = checks
+        said = key[1]
+        if checks:
+            names = ", ".join(checks)
+            said = f"the check{'s' if len(checks) > 1 else ''} {names} could not run: {key[1]}"
+        self.faults[key] = LessonFault(key[0], said, graded or (old is not None and old.graded))
+
+    def pytest_exception_interact(self, node, call, report):
+        """A check file that cannot be imported (a syntax error, a mark whose values are wrong, a
+        strategy that fails as it is built): the lesson's mistake, at its line; the checks of the
+        other files still run, and the score is no grade."""
+        if isinstance(node, pytest.Item):
+            return  # a check's own failure: pytest_runtest_makereport has it
+        err = call.excinfo.value
+        cause = getattr(err, "__cause__", None) or err
+        path = Path(str(getattr(node, "path", self.lesson.checks)))
+        self.unloaded = True
+        self.fault(
+            error_place(self.lesson, cause, (path, 1)) or (path, 1),
+            f"the checks in this file cannot be imported, so none of them ran: {said(cause)}",
+        )
 
     def pytest_collection_modifyitems(self, config, items):
         """Keep only the chosen checks: every visible one first, then the hidden ones, each in
@@ -79,6 +117,8 @@ class Collector:
         ones included, has passed (:meth:`Submission.replace_for`): until its hidden checks
         have run, the reference serves the exercises that call it.
         """
+        for place, message in collection_faults(config):
+            self.fault(place, message)
         keep, drop = [], []
         for item in items:
             grading = grading_of(item)
@@ -107,9 +147,15 @@ class Collector:
         """The lesson's ``WEAK_CHECKS`` (in ``work.py``), each name checked against the checks
         of its exercise: a misspelt one would silently pay a do-nothing function. (A student
         release has no hidden checks: the names of those are not looked for there.)"""
-        declared = self._declared(self.lesson.work)
+        declared = self._declared(self.lesson.work, graded=True)
         weak = getattr(declared, "WEAK_CHECKS", None) if declared is not None else None
         if weak is None:
+            return {}
+        if not isinstance(weak, dict):
+            self.fault(
+                (self.lesson.work, key_line(self.lesson.work, "WEAK_CHECKS", "")),
+                "WEAK_CHECKS must be a dict",
+            )
             return {}
         names: dict[str, set[str]] = {}
         for item in items:
@@ -118,12 +164,18 @@ class Collector:
                 names.setdefault(grading.exercise, set()).add(_name(item))
         found = {}
         for exercise, checks in weak.items():
-            unknown = sorted(set(checks) - names.get(exercise, set())) if self.lesson.hidden.is_dir() else []
+            if isinstance(checks, str):
+                checks = (checks,)  # a one-name tuple without its comma: said below if no check
+            complete = self.lesson.hidden.is_dir() and not self.unloaded  # every check of the lesson known
+            unknown = sorted(set(checks) - names.get(exercise, set())) if complete else []
             if exercise not in self.lesson.exercises or unknown:
-                raise pytest.UsageError(
-                    f"{self.lesson.work}: WEAK_CHECKS names {unknown or [exercise]}, which are not "
-                    f"checks of {exercise} (its checks: {', '.join(sorted(names.get(exercise, ())))})"
+                # a misspelt name would pay a do-nothing function: the score is no grade until mended
+                self.fault(
+                    (self.lesson.work, key_line(self.lesson.work, "WEAK_CHECKS", exercise)),
+                    f"WEAK_CHECKS names {unknown or [exercise]}, which are not checks of {exercise} "
+                    f"(its checks: {', '.join(sorted(names.get(exercise, ())))})",
                 )
+                continue
             found[exercise] = frozenset(checks)
         return found
 
@@ -143,19 +195,16 @@ class Collector:
         self.shown = True
         if self.submission.problem or self.lesson.reference is None:
             return
-        try:
-            self.pictures = self._pictures()
-            declared = self._declared(self.lesson.diagnoses)
-        except GraderError as err:
-            self.trouble = err  # raised when the run ends, as before: not a check's failure
-            return
+        self.pictures = self._pictures()
+        declared = self._diagnoses()
         if declared is None:
             return
         lost = {t.exercise for t in self.results if t.status is not Status.PASSED}
         for exercise in self.exercises:
             probes = declared.PROBES.get(exercise, ()) if declared.MISTAKES.get(exercise) else ()
             if probes and (exercise in lost or exercise in self.with_hidden):
-                self.probes[exercise] = self._probed(exercise, probes)
+                probes = self._callable_probes(exercise, probes)
+                self.probes[exercise] = self._probed(exercise, probes) if probes else []
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -168,7 +217,8 @@ class Collector:
             if report.passed:
                 result = Outcome(Status.PASSED, "")
             elif call.excinfo is not None:
-                result = outcome_of(call.excinfo.value)
+                result = self._lesson_error(item, call.excinfo.value, setup=report.when == "setup")
+                result = result or outcome_of(call.excinfo.value)
             else:
                 result = Outcome(Status.ERROR, str(report.longrepr))
             passed = result.status is Status.PASSED
@@ -202,48 +252,148 @@ class Collector:
         self.results.sort(key=lambda t: self.rank.get(t.name, len(self.rank)))
         self.results = _gated(self.results, self.weak)
         self._show()
-        if self.trouble is not None:
-            raise self.trouble
         if self.problem or self.lesson.reference is None:
             return
         lost = {t.exercise for t in self.results if t.status is not Status.PASSED}
-        declared = self._declared(self.lesson.diagnoses) if lost else None
+        declared = self._diagnoses() if lost else None
         for exercise in self.exercises if declared else ():
             mistakes = declared.MISTAKES.get(exercise, ()) if exercise in lost else ()
             if mistakes:
                 failed = sorted(self.evidence.get(exercise, []), key=lambda e: e[0])  # the report's order
                 calls = [call for _, made in failed for call in made] + self.probes.get(exercise, [])
-                found = diagnose(mistakes, calls, self.submission.reference[exercise])
+                found = diagnose(mistakes, calls, self.submission.reference[exercise], slipped=self._slipped)
                 if found:
                     self.diagnoses[exercise] = tuple(found)
 
-    def _declared(self, path: Path):
-        """A module the lesson declares beside its checks (``diagnoses.py``, ``pictures.py``),
-        imported as part of their package (None when the lesson has none)."""
+    def _lesson_error(self, item, err: BaseException, *, setup: bool) -> Outcome | None:
+        """The outcome of a check that failed by the lesson's own mistake (a typo in the check, a
+        fixture it misnames, a strategy that cannot draw), noted at the lesson's file and line;
+        None for a failure of the student's code (or of the grader's)."""
+        if isinstance(
+            err, (StudentError, StudentTimeout, PropertyFailure, GraderError, WardenLost, WardenFault)
+        ):
+            return None
+        if type(err).__name__ in ("Flaky", "FlakyFailure"):
+            return None  # the student's function answered differently: outcome_of says so
+        path, line, _ = item.reportinfo()
+        written = (Path(str(path)), (line or 0) + 1)  # the check itself, where its mark is
+        raised = raised_by_lesson(self.lesson, err)
+        hypothesis = type(err).__module__.split(".")[0] == "hypothesis"
+        if raised is False or (raised is None and not (setup or hypothesis)):
+            return None  # raised by the grader's own code: its failure, said as before
+        place = error_place(self.lesson, err, None)
+        reason = said(err)
+        if type(err).__name__ == "FixtureLookupError":  # said where the parameters are written
+            reason = f"it asks for {getattr(err, 'argname', '?')!r}, which no fixture provides"
+            name = getattr(item, "originalname", item.name)
+            written = (written[0], def_line(written[0], name, written[1]))
+        self.fault(place or written, reason, check=_name(item))
+        return Outcome(Status.LESSON_ERROR, NOT_RUN)
+
+    def _declared(self, path: Path, *, graded: bool = False):
+        """A module the lesson declares beside its checks (``diagnoses.py``, ``pictures.py``,
+        ``work.py``), imported as part of their package (None when the lesson has none, or when it
+        cannot be imported: then the lesson's mistake is noted)."""
         if not path.is_file() or not self.package:
             return None
         try:
             return importlib.import_module(f"{self.package}.{path.stem}")
         except Exception as err:  # noqa: BLE001 - the course's file, not the student's
-            raise GraderError(f"{path} cannot be imported: {err!r}") from None
+            self.fault(
+                error_place(self.lesson, err, (path, 1)) or (path, 1),
+                f"cannot be imported: {said(err)}",
+                graded=graded,
+            )
+            return None
+
+    def _diagnoses(self):
+        """``diagnoses.py`` when it can be read (PROBES and MISTAKES dicts); else None, its
+        mistake noted: the report then names no likely mistake, and the grade stands."""
+        declared = self._declared(self.lesson.diagnoses)
+        if declared is None:
+            return None
+        for name in ("PROBES", "MISTAKES"):
+            if not isinstance(getattr(declared, name, None), dict):
+                where = (self.lesson.diagnoses, key_line(self.lesson.diagnoses, name, ""))
+                self.fault(where, f"{name} must be a dict keyed by exercise", graded=False)
+                return None
+        return declared
+
+    def _callable_probes(self, exercise: str, probes) -> list:
+        """The probes of ``exercise`` that name its parameters; the lesson's mistake is noted for
+        the others (the diagnosis goes on with the calls of the failed checks)."""
+        kept = []
+        where = (self.lesson.diagnoses, key_line(self.lesson.diagnoses, "PROBES", exercise))
+        try:
+            signature = inspect.signature(self.submission.reference[exercise])
+        except (TypeError, ValueError):
+            return list(probes)
+        for index, arguments in enumerate(probes):
+            try:
+                signature.bind(**arguments)
+            except TypeError as err:  # also: a probe that is no dict of arguments
+                self.fault(
+                    (where[0], key_line(where[0], "PROBES", exercise, index)),
+                    f"probe {index} of {exercise} cannot call it: {err} "
+                    f"({exercise} takes {', '.join(signature.parameters)})",
+                    graded=False,
+                )
+                continue
+            kept.append(arguments)
+        return kept
+
+    def _slipped(self, mistake, part: str, err: BaseException) -> None:
+        """A mistake of ``diagnoses.py`` whose code slipped (a misspelt name, parameters that are
+        not the exercise's): noted at its line; the mistake is named for no one meanwhile."""
+        function = getattr(mistake, part, None)
+        fallback = (
+            self.lesson.diagnoses,
+            code_line(function, key_line(self.lesson.diagnoses, "MISTAKES", "")),
+        )
+        place = error_place(self.lesson, err, fallback) or fallback
+        self.fault(place, f"the mistake {mistake.code!r}: its {part}= stops with {said(err)}", graded=False)
 
     def _pictures(self) -> tuple[Heatmap, ...]:
         """The lesson's pictures of each exercise checked: the student's function called on the
         picture's arguments as the checks call it, beside the reference on the same."""
-        declared = self._declared(self.lesson.pictures)
+        path = self.lesson.pictures
+        declared = self._declared(path)
         if declared is None:
+            return ()
+        tokens, pictures = getattr(declared, "TOKENS", None), getattr(declared, "PICTURES", None)
+        if not isinstance(pictures, dict) or not isinstance(tokens, (tuple, list)):
+            self.fault(
+                (path, key_line(path, "PICTURES", "")),
+                "needs TOKENS, a tuple of words, and PICTURES, a dict",
+                graded=False,
+            )
             return ()
         drawn = []
         for exercise in self.exercises:
-            picture = declared.PICTURES.get(exercise)
+            picture = pictures.get(exercise)
             if picture is None:
                 continue
-            expected = self.submission.reference[exercise](**_copies(picture.arguments))
+            where = (path, key_line(path, "PICTURES", exercise))
+            try:  # the lesson's part: the reference on the picture's arguments, read as weights
+                expected = self.submission.reference[exercise](**_copies(picture.arguments))
+                table = np.asarray(picture.weights(expected), dtype=float)
+                if table.ndim != 3 or table.shape[1:] != (len(tokens), len(tokens)):
+                    raise ValueError(
+                        f"the weights read from the reference's answer have shape {table.shape}, "
+                        f"not (heads, T, T) with T = {len(tokens)}, one per token of TOKENS"
+                    )
+            except Exception as err:  # noqa: BLE001 - the lesson's: noted, the picture left out
+                self.fault(
+                    error_place(self.lesson, err, where) or where,
+                    f"the picture of {exercise} cannot be drawn: {said(err)}",
+                    graded=False,
+                )
+                continue
             try:
                 got = self.submission.view(exercise).call(exercise, **_copies(picture.arguments))
-                drawn.append(heatmap(exercise, picture, declared.TOKENS, expected, got))
+                drawn.append(heatmap(exercise, picture, tokens, expected, got))
             except (StudentError, StudentTimeout) as err:
-                drawn.append(heatmap(exercise, picture, declared.TOKENS, expected, problem=err.message))
+                drawn.append(heatmap(exercise, picture, tokens, expected, problem=err.message))
         return tuple(drawn)
 
     def _probed(self, exercise: str, probes) -> list[Call]:
@@ -320,6 +470,9 @@ def run_checks(
         # the report is read from each failure's exception (Collector): pytest's own rendering of
         # a traceback, which parses the source around every frame, is kept to its plainest form
         "--tb=native",
+        # a check file that cannot be imported is the lesson's mistake, noted (Collector): the
+        # checks of the lesson's other files still run
+        "--continue-on-collection-errors",
         "-p",
         "no:doctest",
         "-p",
@@ -347,6 +500,7 @@ def run_checks(
         isolation=collector.isolation,
         diagnoses=collector.diagnoses,
         pictures=collector.pictures,
+        lesson_errors=tuple(collector.faults.values()),
     )
 
 

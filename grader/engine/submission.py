@@ -31,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.authored import error_place, said
 from ..core.diagnosis import Call
-from ..core.errors import Failure, StudentError
+from ..core.errors import AuthorError, Failure, StudentError
 from ..core.intake import Intake, IntakeError, open_submission
 from ..core.lesson import Lesson
 from ..core.scope import reference_calls
@@ -49,6 +50,20 @@ def load_reference(path: Path, exercises: tuple[str, ...]) -> dict:
     namespace: dict = {"__name__": "reference"}
     exec(code, namespace)
     return {name: namespace[name] for name in exercises}
+
+
+def reference_of(lesson: Lesson) -> dict | None:
+    """``lesson``'s reference functions (None in a student release); AuthorError, at the line of
+    the reference where it stops, when it cannot be loaded."""
+    reference = lesson.reference
+    if reference is None:
+        return None
+    try:
+        return load_reference(reference, lesson.exercises)
+    except Exception as err:  # noqa: BLE001 - the lesson's reference: its author's to mend, at its line
+        path, line = error_place(lesson, err, (reference, 1)) or (reference, 1)
+        where = Path(path).relative_to(lesson.root) if lesson.root in Path(path).parents else path
+        raise AuthorError([f"{where}:{line}: the reference cannot be loaded: {said(err)}"]) from None
 
 
 #: Calls of one example kept for the diagnosis (a check makes a handful).
@@ -170,7 +185,7 @@ class Submission:
         self.lesson = lesson
         limits = settings.limits
         reference = lesson.reference
-        helpers = load_reference(reference, lesson.exercises) if reference is not None else None
+        helpers = reference_of(lesson)
         #: exercise -> the other exercises its reference calls: the only ones the reference may
         #: stand in for while it is checked
         self.scope = (

@@ -98,6 +98,8 @@ def first_reason(report: Report, exercise: str) -> str:
     line of feedback (a hidden check's details stay hidden)."""
     for t in report.tests:
         if t.exercise == exercise and t.status is not Status.PASSED:
+            if t.status is Status.LESSON_ERROR:
+                return f"{t.name.replace('_', ' ')}: not run, a mistake in the lesson (your instructor has been told)"
             if t.unfinished:
                 return (
                     f"{t.name.replace('_', ' ')}: unfinished, the machine was too busy (run it again later)"

@@ -23,7 +23,7 @@ import numpy as np
 from ..core.inert import one_line, visible
 from ..core.pictures import Heatmap
 from ..core.results import Report, Status, TestResult, Visibility
-from .text import not_final, parts, score_of
+from .text import lesson_errors, not_final, parts, score_of
 
 #: Entries of one input table at most; a larger input is given by its shape (the JSON holds it).
 LARGEST_TABLE = 400
@@ -93,6 +93,9 @@ def to_html(report: Report, *, heading: str = "", details: bool = False) -> str:
     body.append(
         f'<p class="total">Total: {score_of(report)}</p>'
         + (f'<p class="lost">{html.escape(not_final(report))}</p>' if report.unfinished else "")
+        + "".join(
+            f'<p class="lost">{_e(line)}</p>' for line in lesson_errors(report.lesson_errors).splitlines()
+        )
         + (f"<p>Isolation: {html.escape(report.isolation.describe())}</p>" if report.isolation else "")
     )
     return (
@@ -110,7 +113,7 @@ def _check(t: TestResult, *, open_: bool, details: bool) -> str:
     hidden = t.visibility is Visibility.HIDDEN
     reason, detail, example = parts(t)
     head = (
-        f'<span class="status">{t.status.value.upper()}</span> <b>{_e(t.name)}</b> '
+        f'<span class="status">{"NOT RUN" if t.status is Status.LESSON_ERROR else t.status.value.upper()}</span> <b>{_e(t.name)}</b> '
         f"({_points(t.max_score)} pt{'s' if t.max_score != 1 else ''})"
         + (' <span class="hidden">hidden check</span>' if hidden else "")
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.diagnosis import Diagnosis
 from ..core.pictures import Heatmap
-from ..core.results import Report, Status, TestResult, Visibility
+from ..core.results import LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation
 
 SCHEMA_VERSION = 1
@@ -53,6 +53,10 @@ def to_dict(report: Report) -> dict:
         ],
         "problem": report.problem,
         "pictures": [p.to_dict() for p in report.pictures],
+        # mistakes of the lesson met while grading, for its author ("graded": checks did not run)
+        "lesson_errors": [
+            {"place": f.place, "message": f.message, "graded": f.graded} for f in report.lesson_errors
+        ],
         "isolation": report.isolation.value if report.isolation is not None else "",
         "submission": report.submission,
         "schema_version": SCHEMA_VERSION,
@@ -87,4 +91,8 @@ def from_dict(data: dict) -> Report:
         isolation=Isolation(data["isolation"]) if data.get("isolation") else None,
         diagnoses=diagnoses,
         pictures=tuple(Heatmap.from_dict(p) for p in data.get("pictures", ())),
+        lesson_errors=tuple(
+            LessonFault(str(f["place"]), str(f["message"]), bool(f.get("graded", True)))
+            for f in data.get("lesson_errors", ())
+        ),
     )

@@ -54,7 +54,9 @@ def _exercise_suites(report: Report, *, prefix: str) -> list[ET.Element]:
             name=_text(f"{prefix}.{e.name}"),
             tests=str(len(checks)),
             failures=str(sum(t.status in (Status.FAILED, Status.TIMEOUT) for t in checks)),
-            errors=str(sum(t.status in (Status.ERROR, Status.UNFINISHED) for t in checks)),
+            errors=str(
+                sum(t.status in (Status.ERROR, Status.UNFINISHED, Status.LESSON_ERROR) for t in checks)
+            ),
             skipped="0",
         )
         pairs = [("exercise", e.name), ("score", _score(e)), ("max_score", _points(e.max_score))]
@@ -71,12 +73,18 @@ def _exercise_suites(report: Report, *, prefix: str) -> list[ET.Element]:
                 hidden = t.visibility is Visibility.HIDDEN and not t.unfinished  # the machine's, said
                 feedback = "failed (details are hidden)" if hidden else (t.feedback or t.status.value)
                 first = next((s.strip() for s in feedback.splitlines() if s.strip()), t.status.value)
-                tag = "error" if t.status in (Status.ERROR, Status.UNFINISHED) else "failure"
+                tag = (
+                    "error"
+                    if t.status in (Status.ERROR, Status.UNFINISHED, Status.LESSON_ERROR)
+                    else "failure"
+                )
                 problem = ET.SubElement(case, tag, message=_text(first), type=t.status.value)
                 problem.text = _text(feedback)
             out = ET.SubElement(case, "system-out")
             points = (
-                f"unfinished, out of {_points(t.max_score)} points: the machine was too busy, run it again later"
+                f"not run, out of {_points(t.max_score)} points: a mistake in the lesson, not the student's"
+                if t.status is Status.LESSON_ERROR
+                else f"unfinished, out of {_points(t.max_score)} points: the machine was too busy, run it again later"
                 if t.unfinished
                 else f"{_points(t.score)}/{_points(t.max_score)} points"
             )

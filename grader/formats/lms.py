@@ -204,7 +204,7 @@ def table(rows: list, exercises: tuple[str, ...], export: Export, *, lesson: str
         )
     for _, row in matched:
         if row is not None and row.standing is not Standing.GRADED:
-            what = "blank" if export.blank or row.standing is Standing.UNFINISHED else "0"
+            what = "blank" if export.blank or row.standing.pending else "0"
             why = f": {one_line(row.message)}" if row.message else ""
             notes.append(
                 f"'{one_line(row.student)}': no grade ({row.standing.value}{why}); written as {what}"
@@ -242,7 +242,7 @@ def _moodle_row(export: Export, line, row) -> bool:
         return export.unsubmitted is Unsubmitted.ZERO and line is not None and any(line)
     if row.standing is Standing.GRADED:
         return True
-    return export.unsubmitted is Unsubmitted.ZERO and row.standing is not Standing.UNFINISHED
+    return export.unsubmitted is Unsubmitted.ZERO and not row.standing.pending
 
 
 def _id_note(layout: Layout, assignment: str, notes: list[str]) -> None:
@@ -397,7 +397,7 @@ def _layout(export: Export, exercises, assignment: str, matched) -> tuple[tuple,
         student = row.student if row is not None else ""
         graded = row is not None and row.standing is Standing.GRADED
         # an unfinished grade is not known to be anything, 0 included
-        empty = "" if export.blank or (row is not None and row.standing is Standing.UNFINISHED) else "0"
+        empty = "" if export.blank or (row is not None and row.standing.pending) else "0"
         score = _number(row.score) if graded else empty
         if export.layout is Layout.PLAIN:
             per = {e.name: e.score for e in row.exercises} if graded else {}

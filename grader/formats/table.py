@@ -35,7 +35,11 @@ def to_table(rows: list[tuple[str, Report]], exercises: tuple[str, ...]) -> str:
     if problems:
         lines += ["", "Files that could not be loaded:"]
         lines += [f"  {one_line(label)}: {one_line(problem)}" for label, problem in problems]
-    unfinished = [label for label, report in rows if report.unfinished]
+    broken = [label for label, report in rows if report.lesson_failed]
+    if broken:
+        lines += ["", "Not graded, a mistake in the lesson kept some checks from running:"]
+        lines += [f"  {one_line(label)}" for label in broken]
+    unfinished = [label for label, report in rows if report.unfinished and not report.lesson_failed]
     if unfinished:
         lines += [
             "",

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 
 from ..core.inert import one_line, visible
-from ..core.results import EXAMPLE_LEAD, ExerciseResult, Report, Status, TestResult, Visibility
+from ..core.results import EXAMPLE_LEAD, ExerciseResult, LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation
 from .terminal import Style
 
@@ -45,22 +46,44 @@ _MARK = {
     Status.ERROR: "ERROR",
     Status.TIMEOUT: "TIMEOUT",
     Status.UNFINISHED: "UNFINISHED",
+    Status.LESSON_ERROR: "NOT RUN",
 }
 _ROLE = {Status.FAILED: "bad", Status.ERROR: "bad", Status.TIMEOUT: "bad", Status.UNFINISHED: "bad"}
 
 
 def not_final(report: Report) -> str:
-    """What a student reads when the score is no grade: a wall-clock guard stopped some checks
-    (empty when none was)."""
+    """What a student reads when the score is no grade: a mistake in the lesson kept checks
+    from running, or a wall-clock guard stopped some (empty when neither)."""
+    said = []
+    if any(f.graded for f in report.lesson_errors):
+        said.append(
+            "No grade yet: a mistake in the lesson (not in your code) kept some checks from running "
+            "(marked NOT RUN where they are known). Your instructor has been told; no point is taken "
+            "or given for them until it is mended."
+        )
     count = sum(t.status is Status.UNFINISHED for t in report.tests)
-    if not count:
+    if count:
+        checks = f"{count} check{'s' if count != 1 else ''}"
+        said.append(
+            f"No grade yet: the computer was too busy to finish {checks} (marked UNFINISHED). "
+            "That is not a mistake in your code. Run the same command again later, when the computer "
+            "is less busy."
+        )
+    return " ".join(said)
+
+
+def lesson_errors(faults: Sequence[LessonFault | str]) -> str:
+    """The lesson's mistakes met while grading (or ``FILE:LINE: what`` lines that stopped it),
+    in one paragraph for whoever mends the lesson: each at its file and line (empty when none)."""
+    if not faults:
         return ""
-    checks = f"{count} check{'s' if count != 1 else ''}"
-    return (
-        f"No grade yet: the computer was too busy to finish {checks} (marked UNFINISHED). "
-        "That is not a mistake in your code. Run the same command again later, when the computer "
-        "is less busy."
+    lead = (
+        "The lesson has a mistake, in its own files (neither the student's code nor the grader): "
+        "mend it there (`python -m grader lint` checks a lesson without a student)."
     )
+    if all(isinstance(f, LessonFault) and not f.graded for f in faults):
+        lead += " The grade stands; the report leaves out what could not be drawn."
+    return "\n".join([lead, *(f"  {one_line(f if isinstance(f, str) else f.text())}" for f in faults)])
 
 
 def _points(x) -> str:
@@ -204,6 +227,8 @@ def _shared_reason(failed: list[TestResult]) -> str:
     """The one message every failed check of an exercise gives, if they all give the same
     and none has an example (a missing or unwritten function, a wrong signature)."""
     reasons = {t.feedback for t in failed}
+    if any(t.status is Status.LESSON_ERROR for t in failed):
+        return ""  # a check the lesson kept from running is named, whatever the others say
     if len(reasons) == 1 and not failed[0].counterexample:
         return visible(reasons.pop())
     return ""
@@ -268,6 +293,9 @@ def to_text(
     if report.unfinished:
         lines[-1] += f" (out of {_points(report.max_score)}: not final)"
         lines += _fill(not_final(report), width, "")
+    if report.lesson_errors:
+        lead, *faults = lesson_errors(report.lesson_errors).splitlines()
+        lines += ["", *_fill(lead, width, ""), *faults]
     if report.isolation and report.isolation is not Isolation.NONE:  # `check`'s own: nothing to say
         lines.append(f"Isolation: {report.isolation.describe()}")
     if recheck:
