@@ -338,3 +338,33 @@ def test_a_picture_that_fails_stops_no_batch(tmp_path):
     (row,) = csv.DictReader((tmp_path / "grades.csv").open())
     assert (row["status"], row["score"]) == ("graded", "14")
     assert (tmp_path / "grades_reports" / "ada.html").is_file()
+
+
+# ----------------------------------------------------------------------------- the student's, not the lesson's
+
+
+def test_a_check_stopped_by_what_the_student_returned_costs_its_points(tmp_path):
+    """A check that stops on a student's odd answer (an index its result does not have), after
+    calling the student's function, is the student's failure with a number, never "no grade":
+    otherwise a submission could hold its own grade back. The reference still gets full marks."""
+    course = full_toy(tmp_path)
+    edit(
+        course / CENTER,
+        "    got = student.center_tokens(x)\n    name",
+        "    got = student.center_tokens(x)\n    got[..., 0, 0]  # an index every right answer has\n    name",
+    )
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    source = (course / "solutions" / "toy.py").read_text()
+    (odd / "toy.py").write_text(source + "\n\ndef center_tokens(x):\n    return np.asarray(0.0)\n")
+    done = grader_outside("grade", str(odd), "--course", str(course), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not any(words in done.stdout + done.stderr for words in NOT_OURS)
+    report = json.loads(done.stdout)
+    stopped = next(t for t in report["tests"] if t["name"] == "centering_subtracts_each_token_mean")
+    assert stopped["status"] == "failed" and stopped["score"] == 0, stopped
+    assert "could not use what your function returned (IndexError" in stopped["feedback"]
+    assert report["score"] is not None and not report.get("lesson_errors")
+    reference = course / "solutions" / "toy.py"
+    full = grader_outside("grade", str(reference), "--course", str(course), "--format", "json", cwd=tmp_path)
+    assert full.returncode == 0 and json.loads(full.stdout)["score"] == sum(POINTS.values())

@@ -25,7 +25,7 @@ from ..core.pictures import Heatmap, heatmap
 from ..core.results import NOT_RUN, LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, choose_level, warm
-from .feedback import Outcome, outcome_of, paragraph
+from .feedback import Outcome, counterexample_of, outcome_of, paragraph
 from .marks import grading_of
 from .plugin import collection_faults, use_run
 from .submission import Submission
@@ -275,6 +275,17 @@ class Collector:
             return None
         if type(err).__name__ in ("Flaky", "FlakyFailure"):
             return None  # the student's function answered differently: outcome_of says so
+        if getattr(err, "grader_calls", ()):
+            # the student's function ran in this example and the check then stopped on what it
+            # returned: the student's failure, never "no grade" (a submission must not be able
+            # to hold its own grade back). A check that stops on the reference's answers too is
+            # the lesson's mistake, and `lint` and the catalog's correct files show it.
+            return Outcome(
+                Status.FAILED,
+                f"This check could not use what your function returned ({said(err)[:200]}): "
+                "look at the type, shape and dtype of its result for this input.",
+                counterexample_of(err),
+            )
         path, line, _ = item.reportinfo()
         written = (Path(str(path)), (line or 0) + 1)  # the check itself, where its mark is
         raised = raised_by_lesson(self.lesson, err)
