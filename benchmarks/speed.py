@@ -1,6 +1,7 @@
 """The grader's speed against the cost of merely starting Python, side by side in one run.
 
     python benchmarks/speed.py [--repeat 5] [--size 30] [--rounds 1] [--no-nbgrader] [--json]
+                               [--baseline DIR]
 
 Everything is measured in this one run, interleaved, so that whatever else the machine does hits
 every figure alike; each figure is a median, and each is also given as a ratio to the *import
@@ -17,6 +18,11 @@ floor*, ``python -c "import numpy, hypothesis, pytest"`` measured in the same ro
   same code), against ``batch`` of the code nbgrader's notebooks hold; both totals compared.
 
 The targets of issue #16 (as ratios to the floor) are printed beside the figures.
+
+``--baseline DIR`` (another checkout of the grader, e.g. ``git worktree add DIR main``) also
+times every single command and the batch with DIR's code, each right after this code's in the
+same rounds, and prints both side by side with their ratio: a change measured against the code
+before it under the very same load.
 """
 
 from __future__ import annotations
@@ -118,11 +124,13 @@ def build_class(folder: Path, size: int) -> Path:
     return folder
 
 
-def batch(klass: Path, out: Path) -> tuple[Timed, dict[str, float]]:
-    """``grader batch`` into a fresh gradebook: its time and each student's total."""
+def batch(klass: Path, out: Path, cwd: Path = ROOT) -> tuple[Timed, dict[str, float]]:
+    """``grader batch`` (the grader of ``cwd``) into a fresh gradebook: its time and each
+    student's total."""
     out.parent.mkdir(parents=True)
     took = timed(
         [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--lesson", ATTENTION.name],
+        cwd=cwd,
         check=True,
     )
     with out.open(newline="", encoding="utf-8") as f:
@@ -182,15 +190,28 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="rounds of the class-sized runs (default 1)")
     parser.add_argument("--no-nbgrader", action="store_true", help="leave nbgrader's autograde out")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON as well")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout of the grader, timed beside this one in the same rounds",
+    )
     args = parser.parse_args()
+    base = args.baseline.resolve() if args.baseline is not None else None
+    if base is not None and not (base / "grader" / "__main__.py").is_file():
+        sys.exit(f"{base} holds no grader (grader/__main__.py)")
     nbgrader = not args.no_nbgrader and importlib.util.find_spec("nbgrader") is not None
     env = {**TOOLS, "PYTHONDONTWRITEBYTECODE": "1"}
 
     runs: dict[str, list[Timed]] = {name: [] for name in COMMANDS}
+    base_runs: dict[str, list[Timed]] = {name: [] for name in COMMANDS if name != FLOOR}
     for argv in COMMANDS.values():  # a warm-up each: file cache, .pyc, the sandbox's first start
         timed([sys.executable, *argv])
+        if base is not None:
+            timed([sys.executable, *argv], cwd=base)
     floor_batch: list[Timed] = []
     batch_runs: list[Timed] = []
+    base_batch_runs: list[Timed] = []
     nb_runs: list[Timed] = []
     nb_batch_runs: list[Timed] = []
     totals_equal = None
@@ -202,10 +223,17 @@ def main() -> int:
             if i < args.repeat:
                 for name, argv in COMMANDS.items():
                     runs[name].append(timed([sys.executable, *argv], env=env))
+                    if base is not None and name in base_runs:
+                        base_runs[name].append(timed([sys.executable, *argv], cwd=base, env=env))
             if i < args.rounds:
                 floor_batch.append(timed([sys.executable, *COMMANDS[FLOOR]], env=env))
-                took, _ = batch(klass, tmp / f"batch{i}" / "gradebook.csv")
+                took, scores = batch(klass, tmp / f"batch{i}" / "gradebook.csv")
                 batch_runs.append(took)
+                if base is not None:
+                    took, base_scores = batch(klass, tmp / f"basebatch{i}" / "gradebook.csv", cwd=base)
+                    base_batch_runs.append(took)
+                    if base_scores != scores:
+                        print(f"batch totals differ from the baseline's: {scores} != {base_scores}")
                 if nbgrader:
                     took, nb_scores = autograde(course, i)
                     nb_runs.append(took)
@@ -242,6 +270,19 @@ def main() -> int:
         f"(x{per.wall / floor.wall:.2f} floor), {per.cpu:.2f} s cpu; {60 / per.wall:.0f} submissions a minute"
         f"  [floor beside it: {floor_b.wall:.2f} s]"
     )
+    if base is not None:
+        print(f"\nBeside the baseline ({base}), timed in the same rounds (this / baseline):")
+        print(f"  {'':<18}{'wall':>9}{'baseline':>10}{'ratio':>8}{'cpu':>9}{'baseline':>10}{'ratio':>8}")
+        pairs = {name: (medians[name], median(values)) for name, values in base_runs.items()}
+        if base_batch_runs:
+            theirs = median(base_batch_runs)
+            pairs["batch, whole class"] = (whole, theirs)
+        for name, (m, b) in pairs.items():
+            figures.setdefault("baseline", {})[name] = {"wall": b.wall, "cpu": b.cpu}
+            print(
+                f"  {name:<18}{m.wall:8.2f}s{b.wall:9.2f}s{m.wall / b.wall:7.2f}x"
+                f"{m.cpu:8.2f}s{b.cpu:9.2f}s{m.cpu / b.cpu:7.2f}x"
+            )
     if nbgrader:
         nb, ours = median(nb_runs), median(nb_batch_runs)
         figures["nbgrader"] = {

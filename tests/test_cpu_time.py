@@ -314,3 +314,27 @@ def test_check_and_grade_say_the_machine_was_busy_and_exit_with_their_own_code(c
     words = " ".join((said.out + said.err).split())
     assert "too busy to finish 1 check" in words and "Run the same command again later" in words
     assert "Traceback" not in said.out + said.err
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="no /proc here")
+def test_a_kept_clock_reads_its_own_process_only():
+    """The sandbox reads the worker's clock through its /proc file kept open: the process's
+    time while it lives, and nothing at all once it is gone, so a process later given the
+    same number is never read in its place (the grader would count its time as the student's)."""
+    from grader.sandbox.clock import KeptUsage
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        clock = KeptUsage(busy.pid)
+        first = clock.read()
+        assert first is not None
+        deadline = time.monotonic() + 60
+        while clock.read().cpu <= first.cpu and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert clock.read().cpu > first.cpu  # it follows the process's time
+    finally:
+        busy.kill()
+        busy.wait()
+    assert clock.read() is None  # gone: read as gone, whatever now holds its number
+    clock.close()
+    assert clock.read() is None

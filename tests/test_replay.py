@@ -13,6 +13,7 @@ import marshal
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -309,6 +310,59 @@ def test_a_zygote_primed_on_the_reference_hands_its_children_only_the_examples(t
     replay.forget()
     assert graded(TYPICAL, ATTENTION, without_replay(SANDBOXED)) == report
     assert prime(ATTENTION, without_replay(SANDBOXED), scratch=tmp_path) == 0 and not replay._KEPT
+
+
+def _drawn_arrays() -> list:
+    """Every array among the arguments drawn ahead (grader.engine.replay.predraw)."""
+    arrays = []
+    for made in replay._DRAWN.values():
+        for one in made:
+            for value in one[1].values() if one is not None else ():
+                if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                    arrays.append(value)
+    return arrays
+
+
+@needs_sandbox
+def test_a_childs_changes_to_the_examples_drawn_ahead_reach_no_other_child(tmp_path):
+    """A zygote draws the arguments of its kept examples once, before any child; a child
+    replays on its own copy of them. Whatever a child does to them (here every float argument
+    overwritten with NaN) is not what the next child grades on: its report is the engine's."""
+    from grader.commands.stream import prime
+    from grader.commands.zygote import run_forked
+
+    assert prime(ATTENTION, SANDBOXED, scratch=tmp_path) >= 20
+    assert sum(1 for made in replay._DRAWN.values() for one in made if one is not None) > 300
+    assert _drawn_arrays()
+
+    def scribble() -> bytes:
+        for array in _drawn_arrays():
+            array.fill(np.nan)
+        return b"done"
+
+    assert run_forked(scribble, scratch=tmp_path).output == b"done"
+    solution = ATTENTION.solution
+    second = run_forked(lambda: graded(solution, ATTENTION, SANDBOXED).encode(), scratch=tmp_path)
+    replay.forget()
+    assert second.output.decode() == graded(solution, ATTENTION, without_replay(SANDBOXED))
+
+
+@needs_sandbox
+def test_examples_drawn_ahead_serve_one_replay_and_give_the_engines_reports(tmp_path):
+    """The reference, the typical mistakes and the stub graded on examples drawn ahead (each
+    grading in this process after a fresh priming) get the engine's reports; a property's
+    drawn arguments are used by its first replay only (the next draws its own)."""
+    from grader.commands.stream import prime
+
+    for path in (ATTENTION.solution, TYPICAL, ATTENTION.stubs):
+        replay.forget()
+        prime(ATTENTION, SANDBOXED, scratch=tmp_path)
+        drawn = set(replay._DRAWN)
+        assert len(drawn) >= 20
+        report = graded(path, ATTENTION, SANDBOXED)
+        assert not drawn & set(replay._DRAWN)  # every property replayed used them up
+        replay.forget()
+        assert graded(path, ATTENTION, without_replay(SANDBOXED)) == report, path
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ from ..core.lesson import Lesson
 from ..core.results import Report
 from ..core.settings import Settings
 from ..engine import replay
-from ..engine.run import prepare, prepare_sandbox, run_checks
+from ..engine.run import predraw, prepare, prepare_sandbox, run_checks
 from ..formats.json_report import from_dict, to_dict
 from .zygote import run_forked
 
@@ -130,11 +130,13 @@ def prime(lesson: Lesson, settings: Settings, *, scratch: Path) -> int:
     if ended.how:
         return 0  # the children run the engine, as without replay
     try:
-        return replay.adopt(ended.output)
+        adopted = replay.adopt(ended.output)
     except ValueError:
         return 0
     finally:
         prepare_sandbox(lesson, settings)  # started again if the child's was not taken back
+    predraw(lesson, settings)  # each child only calls the checks on the examples
+    return adopted
 
 
 def _apart(line: str, *, lesson: Lesson, settings: Settings, scratch: Path) -> bytes:

@@ -294,7 +294,7 @@ def pytest_pyfunc_call_replayed(pyfuncitem):
     if not isinstance(view, StudentView) or lesson is None:
         return None
     submission = submission_of(pyfuncitem.config, lesson, create=False)
-    key = (str(lesson.checks), pyfuncitem.nodeid, seed, current.max_examples)
+    key = replay_key(pyfuncitem, lesson)
     replay.run(
         check,
         key=key,
@@ -304,6 +304,18 @@ def pytest_pyfunc_call_replayed(pyfuncitem):
         settled=Settled,
     )
     return True
+
+
+def replay_key(item, lesson: Lesson) -> tuple:
+    """What the examples of the check ``item`` of ``lesson`` are kept under
+    (:mod:`grader.engine.replay`): its lesson, its node, its seed and the examples per property."""
+    seed = getattr(getattr(item, "obj", None), SEED, None)
+    return (str(lesson.checks), item.nodeid, seed, hypothesis_settings.default.max_examples)
+
+
+def use_settings(config, settings: Settings) -> None:
+    """Run with ``settings`` (a run that grades no submission: see :func:`use_run`)."""
+    config.stash[_SETTINGS] = settings
 
 
 def _record_inputs(item) -> None:

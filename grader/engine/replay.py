@@ -29,6 +29,9 @@ What is kept, and why it is safe:
 * Hidden checks' choices stay in this process's memory: a sandbox is started by a warden that
   is a fresh program (:mod:`grader.sandbox.wardens`), never a fork of this process, and a
   student release holds none of it.
+* A process that forks one child per submission (a batch's zygote) also draws the arguments
+  of its kept examples once, before any child (:func:`predraw`): a child replays on its own
+  copy of them (the fork's), uses them once, and nothing it does to them reaches another.
 * A failure seen in the replay is never lost: if the engine's run then passes (code that answers
   differently when asked again), the check fails as flaky (:func:`run`).
 
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+import random
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -57,7 +61,7 @@ try:  # private: see the module's text
 except ImportError:  # pragma: no cover - a release outside the range refuses to start anyway
     _control = _local_settings = _ConjectureData = _deterministic_PRNG = None
 
-__all__ = ["COUNTS", "Tape", "adopt", "forget", "handed", "kept", "run", "supported"]
+__all__ = ["COUNTS", "Tape", "adopt", "forget", "handed", "kept", "predraw", "run", "supported"]
 
 #: The examples of each property that passed under the engine in this process: key -> the
 #: choices of each example, in the order the engine ran them.
@@ -65,6 +69,10 @@ _KEPT: dict[tuple, tuple[tuple, ...]] = {}
 #: How many properties this process passed by replay alone, ran under the engine, and how many
 #: of the student's calls the engine had answered from a tape (for tests and measurements).
 COUNTS = {"replayed": 0, "engine": 0, "answered": 0}
+#: The arguments of kept examples, drawn ahead (:func:`predraw`): key -> for each example, its
+#: ConjectureData (past the draws of the check's arguments) and those arguments, or None where
+#: the example is drawn when it is replayed. Each is used once, by the first replay of the key.
+_DRAWN: dict[tuple, list] = {}
 
 
 def supported() -> bool:
@@ -81,6 +89,7 @@ def supported() -> bool:
 def forget() -> None:
     """Drop every kept example, and the counts (tests use it)."""
     _KEPT.clear()
+    _DRAWN.clear()
     COUNTS.update(dict.fromkeys(COUNTS, 0))
 
 
@@ -127,6 +136,49 @@ def adopt(data: bytes) -> int:
         adopted[key] = examples
     _KEPT.update(adopted)
     return len(adopted)
+
+
+def predraw(check, key: tuple) -> int:
+    """Draw now the arguments of each kept example of the property ``key`` (``check``: what
+    pytest calls), so that its next replay only calls the check on them; returns how many.
+
+    For a process that forks one child per submission (:mod:`grader.commands.zygote`), after
+    :func:`adopt` and before any child: each child replays from its own copy of what is drawn
+    here (the process's memory, copied at the fork), so no child sees what another did to them.
+    The draws are those the replay would make itself, in the same context; a property whose
+    draws leave anything behind in that context (a clean-up task, a printer, a used generator)
+    is drawn at its replay, as before."""
+    examples = _KEPT.get(key)
+    if examples is None or key in _DRAWN or not supported():
+        return 0
+    handle = getattr(check, "hypothesis", None)
+    made: list = []
+    try:
+        for choices, stop in examples:
+            if stop is not None:
+                made.append(None)
+                continue
+            data = _ConjectureData.for_choices(choices)
+            with (
+                _local_settings(hypothesis_settings.default),
+                _deterministic_PRNG(),
+                _control.BuildContext(data, is_final=False, wrapped_test=check) as context,
+            ):
+                before = _generators()
+                drawn, _ = context.prep_args_kwargs_from_strategies(handle._given_kwargs)
+                if _generators() != before or context.tasks or context.known_object_printers:
+                    return 0
+            made.append((data, drawn))
+    except Exception:  # noqa: BLE001 - not drawn ahead: the replay draws it, as without this
+        return 0
+    _DRAWN[key] = made
+    return sum(1 for one in made if one is not None)
+
+
+def _generators() -> tuple:
+    """The states of the global generators a draw could use (Python's and numpy's)."""
+    state = np.random.get_state()
+    return random.getstate(), state[0], state[1].tobytes(), state[2:]
 
 
 def _data():
@@ -283,22 +335,27 @@ def _guarded(data, tape: Tape):
     return data
 
 
-def _replayed(check, examples, fixtures: dict, view) -> tuple[Tape, BaseException | None]:
+def _replayed(check, examples, fixtures: dict, view, made=None) -> tuple[Tape, BaseException | None]:
     """Call ``check``'s test on each example, in order; stop at the first that does not pass.
+    ``made``: the examples' arguments drawn ahead (:func:`predraw`), where they are.
     Returns the tape and what stopped it (None: every example passed)."""
     handle = check.hypothesis
     tape = Tape(keep=True)
     view.tape = tape
     try:
-        for choices, stop in examples:
-            data = _ConjectureData.for_choices(choices)
+        for number, (choices, stop) in enumerate(examples):
+            ahead = made[number] if made is not None and number < len(made) else None
+            data = _ConjectureData.for_choices(choices) if ahead is None else ahead[0]
             try:
                 with (
                     _local_settings(hypothesis_settings.default),
                     _deterministic_PRNG(),
                     _control.BuildContext(data, is_final=False, wrapped_test=check) as context,
                 ):
-                    drawn, _ = context.prep_args_kwargs_from_strategies(handle._given_kwargs)
+                    if ahead is None:
+                        drawn, _ = context.prep_args_kwargs_from_strategies(handle._given_kwargs)
+                    else:
+                        drawn = ahead[1]
                     _guarded(data, tape)
                     handle.inner_test(**fixtures, **drawn)
             except (KeyboardInterrupt, SystemExit):
@@ -327,7 +384,7 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
         return
     seen, stopped = None, None
     if examples is not None:
-        seen, stopped = _replayed(check, examples, fixtures, view)
+        seen, stopped = _replayed(check, examples, fixtures, view, _DRAWN.pop(key, None))
         if stopped is None:
             COUNTS["replayed"] += 1
             return

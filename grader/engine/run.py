@@ -25,9 +25,10 @@ from ..core.pictures import Heatmap, heatmap
 from ..core.results import NOT_RUN, LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, choose_level, warm
+from . import replay
 from .feedback import Outcome, counterexample_of, outcome_of, paragraph
 from .marks import grading_of
-from .plugin import collection_faults, use_run
+from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
 from .submission import Submission
 from .upkeep import no_local_constants, numpy_generator_left_alone
 
@@ -565,6 +566,47 @@ def prepare(lesson: Lesson, settings: Settings) -> None:
     submission pays for these once; each child starts from this very state."""
     suite_points(lesson)
     prepare_sandbox(lesson, settings)
+
+
+class _Predraw:
+    """Collects the checks, with ``settings``, and draws ahead the arguments of every kept
+    example (:func:`grader.engine.replay.predraw`); runs none."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.drawn = 0
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config):
+        use_settings(config, self.settings)  # the Hypothesis profile the checks run under
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items):
+        for item in items:  # after the plugin's own: every check has its seed
+            lesson = lesson_of(item)
+            if lesson is not None:
+                self.drawn += replay.predraw(item.obj, replay_key(item, lesson))
+
+
+def predraw(lesson: Lesson, settings: Settings) -> int:
+    """Draw ahead, in this process, the arguments of every example of ``lesson`` it keeps
+    (:func:`grader.engine.replay.adopt`), as a grading with ``settings`` would draw them, so
+    that each child forked from it only calls the checks on them; returns how many examples.
+    For a zygote, after it adopted its examples and before any child (a child's copy of them
+    is its own)."""
+    if not settings.replay or choose_level(settings.isolation, lesson.private) is Isolation.NONE:
+        return 0
+    drawer = _Predraw(settings)
+    args = [*pytest_arguments(lesson, None), "--collect-only"]
+    with (
+        plugin_autoload_off(),
+        nothing_stored(),
+        numpy_generator_left_alone(True),  # as where the student's code runs in a sandbox
+        no_local_constants(),
+        contextlib.redirect_stdout(io.StringIO()),
+    ):
+        pytest.main(args, plugins=[drawer])
+    return drawer.drawn
 
 
 def prepare_sandbox(lesson: Lesson, settings: Settings) -> None:

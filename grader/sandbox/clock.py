@@ -29,6 +29,7 @@ off it too, even when the two overlapped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -65,14 +66,44 @@ def read_usage(task: str) -> Usage | None:
         return None
 
 
-def start_time(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks since boot), to tell it from a later process
-    given the same number; None where /proc cannot say."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
+class KeptUsage:
+    """The usage of one process, read through its /proc file kept open: one read per look
+    (where :func:`read_usage` opens two files). The open file names that very process: once it
+    is gone, reading fails (None), even if its number has been given to another process."""
+
+    def __init__(self, pid: int):
+        self.fd: int | None = None
+        self.ticks = False  # the file is ``stat`` (clock ticks), not ``schedstat``
+        for name in ("schedstat", "stat"):
+            try:
+                self.fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            self.ticks = name == "stat"
+            if self.read() is not None:
+                return
+            self.close()
+            self.fd = None
+
+    def read(self) -> Usage | None:
+        """The process's usage now, or None (gone, or /proc cannot say)."""
+        if self.fd is None:
+            return None
+        try:
+            data = os.pread(self.fd, 4096, 0)
+            if self.ticks:
+                fields = data.rsplit(b")", 1)[1].split()
+                return Usage((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), None)
+            ran, waited = data.split()[:2]
+            return Usage(int(ran) / 1e9, int(waited) / 1e9)
+        except (OSError, ValueError, IndexError, AttributeError):
+            return None
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
 
 
 class Stopwatch:

@@ -33,7 +33,7 @@ from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
 from ..worker import Channel, WireError
-from .clock import CPU, WALL, WALL_FACTOR, Stopwatch, Usage, read_usage, start_time, stopped_message
+from .clock import CPU, WALL, WALL_FACTOR, KeptUsage, Stopwatch, Usage, stopped_message
 from .inprocess import Alarm, time_limit
 from .wardens import (
     START_TIMEOUT,
@@ -113,8 +113,9 @@ class Sandboxed(Deadlined):
         self.started = time.monotonic()
         self.watch: Stopwatch | None = None  # the clocks of the call (or load) being waited for
         self.worker_pid: int | None = None  # the worker, as this side's /proc numbers it
-        self.worker_start: int | None = None  # its start time, to never read another process
-        self.keeper_pid: int | None = None
+        # its clocks and its keeper's, read through /proc files kept open (never another process's)
+        self.worker_clock: KeptUsage | None = None
+        self.keeper_clock: KeptUsage | None = None
         self.cpu_spent = 0.0  # processor seconds of the workers of this submission that are gone
         self.worker_seen = 0.0  # processor seconds of the current worker, as last read
         self.relayed = 0.0  # processor seconds others (keeper, reference) spent for the calls
@@ -205,7 +206,7 @@ class Sandboxed(Deadlined):
         }
         self.cpu_spent += self.worker_seen
         self.worker_seen = 0.0
-        self.worker_pid = self.worker_start = self.keeper_pid = None
+        self._forget_clocks()
         self.watch = None
         self.load_deadline = time.monotonic() + WALL_FACTOR * START_TIMEOUT  # a guard: see _loaded
         self._loading = True
@@ -276,6 +277,7 @@ class Sandboxed(Deadlined):
     def close(self) -> None:
         """The submission is done: nothing it started survives, nothing it wrote stays."""
         self._close_pipes()
+        self._forget_clocks()
         if self.warden is not None:
             self.warden.reset()
             release(self.warden)
@@ -304,24 +306,29 @@ class Sandboxed(Deadlined):
                 continue
             numbers = status.get("NSpid", status.get("Pid", "")).split()
             if pid != proc.pid and numbers and numbers[-1] == str(inside):
-                self.worker_pid, self.worker_start = pid, start_time(pid)
+                self._forget_clocks()
+                self.worker_pid, self.worker_clock = pid, KeptUsage(pid)
                 parent = status.get("PPid", "").strip()
-                self.keeper_pid = int(parent) if parent.isdigit() else None
+                self.keeper_clock = KeptUsage(int(parent)) if parent.isdigit() else None
                 return
 
+    def _forget_clocks(self) -> None:
+        for clock in (self.worker_clock, self.keeper_clock):
+            if clock is not None:
+                clock.close()
+        self.worker_pid = self.worker_clock = self.keeper_clock = None
+
     def _worker_usage(self) -> Usage | None:
-        """The worker's processor time and run delay so far (None: not known here)."""
-        pid = self.worker_pid
-        if pid is None:
+        """The worker's processor time and run delay so far (None: not known here: gone, even
+        if its number now names another process)."""
+        usage = self.worker_clock.read() if self.worker_clock is not None else None
+        if usage is None:
             return None
-        usage = read_usage(f"/proc/{pid}")
-        if usage is None or start_time(pid) != self.worker_start:
-            return None  # gone, or the number now names another process
         self.worker_seen = max(self.worker_seen, usage.cpu)
         return usage
 
     def _keeper_usage(self) -> Usage | None:
-        return read_usage(f"/proc/{self.keeper_pid}") if self.keeper_pid is not None else None
+        return self.keeper_clock.read() if self.keeper_clock is not None else None
 
     def _spent(self) -> float:
         """Processor seconds the student's code has used on this submission so far."""
