@@ -368,3 +368,21 @@ def test_a_check_stopped_by_what_the_student_returned_costs_its_points(tmp_path)
     reference = course / "solutions" / "toy.py"
     full = grader_outside("grade", str(reference), "--course", str(course), "--format", "json", cwd=tmp_path)
     assert full.returncode == 0 and json.loads(full.stdout)["score"] == sum(POINTS.values())
+
+
+def test_a_hidden_checks_mistake_quotes_none_of_its_inputs(tmp_path):
+    """A hidden check that stops by the lesson's mistake is said at its file and line with the
+    kind of error only: its message may quote a hidden input, and students read the report."""
+    course = full_toy(tmp_path)
+    hidden = course / CHECKS / "hidden" / "test_layer_norm_hidden.py"
+    edit(
+        hidden,
+        "    x, gamma, beta = case\n",
+        "    x, gamma, beta = case\n    raise IndexError(f'eps {eps} secret')\n",
+    )
+    done = grader_outside(
+        "check", str(course / "solutions" / "toy.py"), "--course", str(course), cwd=tmp_path
+    )
+    assert done.returncode == LESSON_ERROR_EXIT, done.stderr[-2000:]
+    assert "test_layer_norm_hidden.py:" in done.stdout and "IndexError" in done.stdout
+    assert "secret" not in done.stdout + done.stderr and "eps 0.5" not in done.stdout

@@ -299,6 +299,11 @@ class Collector:
             reason = f"it asks for {getattr(err, 'argname', '?')!r}, which no fixture provides"
             name = getattr(item, "originalname", item.name)
             written = (written[0], def_line(written[0], name, written[1]))
+        grading = grading_of(item)
+        if grading is not None and grading.visibility is Visibility.HIDDEN:
+            # its message may quote a hidden input (a size, a value), and students read this
+            # report: the kind of error and its place only; `lint` shows the author the rest
+            reason = f"{type(err).__name__} (python -m grader lint shows its message)"
         self.fault(place or written, reason, check=_name(item))
         return Outcome(Status.LESSON_ERROR, NOT_RUN)
 
