@@ -9,11 +9,11 @@ import types
 import numpy as np
 import pytest
 
+from grader.core.catalog import declared
 from grader.diagnosis import Call, Mistake, diagnose, same
 from tests.checks.attention import diagnoses as lesson
 
 from .support import ATTENTION
-from .test_catalog import declared
 
 CATALOG = ATTENTION.catalog
 
@@ -47,9 +47,9 @@ def calls(functions, exercise: str) -> list[Call]:
 
 @pytest.mark.parametrize("entry", sorted((CATALOG / "bugs").glob("*.py")), ids=lambda p: p.stem)
 def test_each_catalogued_bug_is_named_first_by_its_code(entry):
-    code = declared(entry, "DIAGNOSIS")
+    code = declared(entry.read_text(), "DIAGNOSIS")
     assert code, f"{entry.name} declares no DIAGNOSIS (the code its mistake should get)"
-    exercise = declared(entry, "EXERCISE")
+    exercise = declared(entry.read_text(), "EXERCISE")
     functions = module(ATTENTION.solution.read_text() + "\n" + entry.read_text(), entry.stem)
     found = diagnose(lesson.MISTAKES[exercise], calls(functions, exercise), getattr(REFERENCE, exercise))
     assert found and found[0].code == code, f"{entry.stem}: {[d.code for d in found]}"
