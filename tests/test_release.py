@@ -48,6 +48,8 @@ def test_the_release_holds_what_students_need_and_no_more(release):
         f.startswith(("solutions/", "tests/checks/attention/hidden/", "tests/catalog/", "examples/"))
         for f in files
     )
+    # what needs the reference to mean anything stays with it: the known mistakes and the pictures
+    assert not {"tests/checks/attention/diagnoses.py", "tests/checks/attention/pictures.py"} & files
     assert "reporters/github" not in files  # sanity: paths are relative
     workflow = (release / ".github/workflows/classroom.yml").read_text()
     assert "--github-summary --github-output" in workflow and "--fail-under" not in workflow

@@ -42,8 +42,9 @@ def grader_files() -> list[tuple[Path, str]]:
 
 def lesson_files(lesson: Lesson, *, hidden: bool) -> list[tuple[Path, str]]:
     """(file, path in a release) of ``lesson``: its stubs, the packages above its checks, its
-    checks (the hidden ones only with ``hidden``), and its reference and known mistakes (whose
-    forward pass is the reference's, but for one change) with ``hidden``."""
+    checks (the hidden ones only with ``hidden``), and its reference, known mistakes (whose
+    forward pass is the reference's, but for one change) and pictures (drawn beside the
+    reference's) with ``hidden``."""
     wanted = [lesson.stubs, *(lesson.root / "tests" / f for f in ("__init__.py", "checks/__init__.py"))]
     if hidden:
         wanted.append(lesson.solution)
@@ -51,7 +52,10 @@ def lesson_files(lesson: Lesson, *, hidden: bool) -> list[tuple[Path, str]]:
         if (
             path.is_file()
             and "__pycache__" not in path.parts
-            and (hidden or (lesson.hidden not in path.parents and path != lesson.diagnoses))
+            and (
+                hidden
+                or (lesson.hidden not in path.parents and path not in (lesson.diagnoses, lesson.pictures))
+            )
         ):
             wanted.append(path)
     return [(p, p.relative_to(lesson.root).as_posix()) for p in wanted if p.is_file()]
