@@ -91,6 +91,17 @@ def grade(course: Path, *args: str, submission: str = "solutions/toy.py"):
     )
 
 
+def batch_of_one(course: Path, tmp_path: Path):
+    """``batch`` on a class of one student, ada, who hands in the reference; grades.csv."""
+    klass = tmp_path / "class"
+    (klass / "ada").mkdir(parents=True)
+    (klass / "ada" / "toy.py").write_text((course / "solutions/toy.py").read_text())
+    out = str(tmp_path / "grades.csv")
+    return grader_outside(
+        "batch", str(klass), "--out", out, "--jobs", "1", "--course", str(course), cwd=course
+    )
+
+
 def place(course: Path, file: Path, text: str) -> str:
     """``FILE:LINE:`` of the line holding ``text``, as the grader names it."""
     return f"{file.as_posix()}:{line_of(course / file, text)}:"
@@ -239,20 +250,7 @@ def test_every_command_says_a_check_could_not_run_and_where(tmp_path):
     page = (course / "report.html").read_text()
     assert "could not run" in page and where in page
     # a class: the CSV is written, each row's status says why it has no number
-    klass = tmp_path / "class"
-    (klass / "ada").mkdir(parents=True)
-    (klass / "ada" / "toy.py").write_text((course / "solutions/toy.py").read_text())
-    done = grader_outside(
-        "batch",
-        str(klass),
-        "--out",
-        str(tmp_path / "grades.csv"),
-        "--jobs",
-        "1",
-        "--course",
-        str(course),
-        cwd=course,
-    )
+    done = batch_of_one(course, tmp_path)
     not_ours(done.stdout, done.stderr)
     assert done.returncode == LESSON_ERROR_EXIT, done.stderr
     said_once(done.stdout, where, words)
@@ -318,20 +316,7 @@ def test_a_picture_or_a_diagnosis_that_fails_leaves_the_grade_standing(tmp_path,
 def test_a_picture_that_fails_stops_no_batch(tmp_path):
     course = full_toy(tmp_path)
     file, text, _ = picture_of_the_wrong_shape(course)
-    klass = tmp_path / "class"
-    (klass / "ada").mkdir(parents=True)
-    (klass / "ada" / "toy.py").write_text((course / "solutions/toy.py").read_text())
-    done = grader_outside(
-        "batch",
-        str(klass),
-        "--out",
-        str(tmp_path / "grades.csv"),
-        "--jobs",
-        "1",
-        "--course",
-        str(course),
-        cwd=course,
-    )
+    done = batch_of_one(course, tmp_path)
     not_ours(done.stdout, done.stderr)
     assert done.returncode == 0, done.stderr
     assert place(course, file, text) in done.stdout

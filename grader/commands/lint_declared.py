@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.authored import error_place, said, shown
+from ..core.catalog import Kind, declared_at
 from ..core.diagnosis import Call, Mistake, look
 from ..core.lesson import Lesson
 from ..core.pictures import Picture
@@ -22,8 +23,6 @@ from .lint_findings import Findings
 
 #: The codes of a ``diagnoses.py`` that could not be read (its problem is said already).
 UNREAD = object()
-#: The kinds of catalog entries (``tests/catalog/NAME/KIND/*.py``).
-CATALOG_KINDS = ("bugs", "correct", "trivial")
 #: Exceptions that, raised by a lesson's mistake or picture, mean a slip in its code (a misspelt
 #: name, a wrong argument) rather than "this mistake does not apply to these arguments".
 SLIPS = (NameError, AttributeError, ImportError, TypeError, SyntaxError)
@@ -409,25 +408,13 @@ def lint_weak(lesson: Lesson, found: Findings) -> None:
 # ----------------------------------------------------------------------------- the catalog
 
 
-def _declared(tree: ast.Module, name: str) -> tuple[object, int] | None:
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            try:
-                return ast.literal_eval(node.value), node.lineno
-            except ValueError:
-                return None, node.lineno
-    return None
-
-
 def lint_catalog(lesson: Lesson, found: Findings, codes: set[tuple[str, str]] | None) -> None:
     """Each catalog file parses and defines a function of the lesson; a bug declares its
     EXERCISE and (where the lesson has diagnoses) the DIAGNOSIS code that names it."""
     if not lesson.catalog.is_dir():
         return
-    for kind in CATALOG_KINDS:
-        for path in sorted((lesson.catalog / kind).glob("*.py")):
+    for kind in Kind:
+        for path in sorted((lesson.catalog / kind.value).glob("*.py")):
             try:
                 tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             except SyntaxError as err:
@@ -439,7 +426,7 @@ def lint_catalog(lesson: Lesson, found: Findings, codes: set[tuple[str, str]] | 
             defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
             if not defined & set(lesson.exercises):
                 found.add(path, 1, f"defines none of the lesson's functions ({', '.join(lesson.exercises)})")
-            exercise = _declared(tree, "EXERCISE")
+            exercise = declared_at(tree, "EXERCISE")
             if exercise is not None and exercise[0] not in lesson.exercises:
                 found.add(
                     path,
@@ -452,12 +439,12 @@ def lint_catalog(lesson: Lesson, found: Findings, codes: set[tuple[str, str]] | 
                 found.add(
                     path, exercise[1], f"EXERCISE = {exercise[0]!r}, but the file defines no such function"
                 )
-            if kind != "bugs":
+            if kind is not Kind.BUGS:
                 continue
             if exercise is None:
                 found.add(path, 1, 'a bug must say which exercise it breaks: EXERCISE = "name"')
                 continue
-            diagnosis = _declared(tree, "DIAGNOSIS")
+            diagnosis = declared_at(tree, "DIAGNOSIS")
             if codes is UNREAD:
                 continue  # diagnoses.py could not be read: its own problem is said
             if codes is None:

@@ -51,16 +51,25 @@ class Entry:
         return f"{self.kind.value}-{self.path.stem}"
 
 
-def declared(source: str, name: str) -> object:
-    """The literal a catalog file assigns to ``name`` at its top level, or None (the file is
-    read, never run)."""
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == [name]:
+def declared_at(tree: ast.Module, name: str) -> tuple[object, int] | None:
+    """(the literal a catalog file assigns to ``name`` at its top level, its line), or None when
+    it assigns nothing to it; the value is None when it is not a literal (the file is read, never
+    run)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
             try:
-                return ast.literal_eval(node.value)
+                return ast.literal_eval(node.value), node.lineno
             except ValueError:
-                return None
+                return None, node.lineno
     return None
+
+
+def declared(source: str, name: str) -> object:
+    """The literal a catalog file's ``source`` assigns to ``name`` (EXERCISE, DIAGNOSIS), or None."""
+    found = declared_at(ast.parse(source), name)
+    return None if found is None else found[0]
 
 
 def entries(lesson: Lesson) -> tuple[Entry, ...]:
