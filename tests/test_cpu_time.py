@@ -18,17 +18,18 @@ from pathlib import Path
 
 import pytest
 
+from grader.cli import main
 from grader.commands import batch, check, grade
 from grader.core.errors import StudentTimeout, Unfinished
 from grader.core.results import UNFINISHED_EXIT, Report, Standing, Status, TestResult, Visibility
-from grader.core.settings import resolve
+from grader.core.settings import Isolation, resolve
 from grader.formats.github import to_github
 from grader.formats.gradebook import Gradebook
 from grader.formats.gradescope import to_gradescope
 from grader.formats.json_report import from_dict, to_dict
 from grader.formats.lms import Export, Layout, table
 from grader.formats.text import to_text
-from grader.sandbox import clock
+from grader.sandbox import clock, wardens
 from grader.sandbox.clock import CPU, IDLE, WALL, Stopwatch, Usage
 from grader.sandbox.inprocess import Alarm, time_limit, timed_out
 from grader.sandbox.wardens import best_level
@@ -338,3 +339,32 @@ def test_a_kept_clock_reads_its_own_process_only():
     assert clock.read() is None  # gone: read as gone, whatever now holds its number
     clock.close()
     assert clock.read() is None
+
+
+def test_a_long_file_waits_for_a_sandbox_slow_to_start(tmp_path, monkeypatch, capsys):
+    """A file longer than a socket's buffer reaches the sandbox only as fast as the sandbox reads
+    it, and a sandbox just launched reads once its Python and numpy have loaded: on a busy
+    machine that took longer than the grader waits for an answer to a request, and a long file
+    was "stopped the sandbox it ran in" (CI saw it). Here the sandbox's start is delayed past
+    that wait: the long file is graded for what it is."""
+    if best_level() == Isolation.NONE:
+        pytest.skip("no sandbox on this machine")
+    folder = tmp_path / "long"
+    folder.mkdir()
+    (folder / "attention.py").write_text(ATTENTION.solution.read_text() + ("\n# " + "x" * 1000) * 1000 + "\n")
+    launch = wardens.subprocess.Popen
+    delay = f"sleep {wardens.WARDEN_TIMEOUT + 1:g}; exec \"$@\""
+
+    def slow(command, **options):
+        return launch(["sh", "-c", delay, "sh", *command], **options)
+
+    monkeypatch.setattr(wardens, "_WARDENS", [])  # none already started: this one is launched late
+    monkeypatch.setattr(wardens.subprocess, "Popen", slow)
+    try:
+        code = main(["grade", str(folder), "--format", "json", "--isolation", "auto", "--only", "merge_heads"])
+    finally:
+        for warden in wardens._WARDENS:
+            warden.kill()
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and not report["problem"], report["problem"]
+    assert report["tests"] and {t["status"] for t in report["tests"]} == {"passed"}

@@ -49,6 +49,7 @@ from .. import worker
 from ..core.errors import IsolationRefused
 from ..core.settings import Isolation
 from ..worker import Channel, WireError, encode
+from .clock import WALL_FACTOR
 
 #: Largest file a worker may write.
 FILE_SIZE_LIMIT = 16 << 20
@@ -58,6 +59,9 @@ WORK_SPACE = 64 << 20
 START_TIMEOUT = 10.0
 #: Seconds the warden may take to end the student's processes or say how one ended.
 WARDEN_TIMEOUT = 10.0
+#: A wall-clock guard on what waits for a warden to start (bubblewrap, Python, numpy's import:
+#: seconds of its own on a loaded machine), as on a worker's start: never a student's limit.
+STARTING_GUARD = WALL_FACTOR * START_TIMEOUT
 
 
 @functools.cache
@@ -434,6 +438,9 @@ class Warden(Deadlined):
         ours.setblocking(False)
         self.keeper_sock, self.holder = ours, holder
         self.keeper = Channel(ours.fileno(), ours.fileno(), wait=self._wait)
+        # a source larger than the socket's buffer is written only as the keeper reads it, and
+        # the keeper reads once a warden just launched has started and forked it: the start's
+        # guard, or a long file on a busy machine would be blamed for the warden's slow start
         self.post(
             {
                 "type": "source",
@@ -442,11 +449,14 @@ class Warden(Deadlined):
                 "filename": lesson.filename,
             },
             keeper=True,
+            seconds=STARTING_GUARD,
         )
 
-    def post(self, message: dict, fds: tuple[int, ...] = (), *, keeper: bool = False) -> None:
-        """Send a request to the warden (or, with ``keeper``, to the submission's keeper); its
-        reply is read by :meth:`collect`."""
+    def post(
+        self, message: dict, fds: tuple[int, ...] = (), *, keeper: bool = False, seconds: float = WARDEN_TIMEOUT
+    ) -> None:
+        """Send a request to the warden (or, with ``keeper``, to the submission's keeper), within
+        ``seconds`` of the wall clock; its reply is read by :meth:`collect`."""
         if keeper:
             if self.keeper is None:
                 raise WardenFault("a request for a keeper, but no submission has begun")
@@ -455,7 +465,7 @@ class Warden(Deadlined):
             if self.proc is None:
                 self._launch()
             sock, channel = self.sock, self.channel
-        self.deadline = time.monotonic() + WARDEN_TIMEOUT
+        self.deadline = time.monotonic() + seconds
         try:
             if fds:
                 frame = encode(message)
