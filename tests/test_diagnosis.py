@@ -56,6 +56,57 @@ def test_each_catalogued_bug_is_named_first_by_its_code(entry):
     assert all(d.hint for d in found)
 
 
+def _entry_functions(stem: str) -> types.ModuleType:
+    entry = CATALOG / "bugs" / f"{stem}.py"
+    return module(ATTENTION.solution.read_text() + "\n" + entry.read_text(), stem)
+
+
+@pytest.mark.parametrize(
+    "stem, words",
+    [
+        ("mha_scale_by_Dh", "divided by Dh (=4) instead of by its square root"),
+        ("mha_single_head_scale_sqrt_Dh", "one single head over all D numbers, scaled by 1/sqrt(Dh)"),
+        ("mha_heads_collapsed", "one single head over all D numbers: n_heads is ignored"),
+        ("mha_heads_share_mean_scores", "by the average of the heads' score tables"),
+        ("split_heads_axis_in_front", "in front of the batch axes"),
+    ],
+)
+def test_a_mistake_is_told_in_its_own_words(stem, words):
+    """Mistakes that share a code (one head at either scale) still say which one it is."""
+    exercise = declared((CATALOG / "bugs" / f"{stem}.py").read_text(), "EXERCISE")
+    found = diagnose(
+        lesson.MISTAKES[exercise], calls(_entry_functions(stem), exercise), getattr(REFERENCE, exercise)
+    )
+    assert found and words in found[0].hint, [d.hint for d in found]
+
+
+@pytest.mark.parametrize(
+    "stem", ["mha_single_head_scale_sqrt_Dh", "mha_heads_collapsed", "mha_heads_share_mean_scores"]
+)
+@pytest.mark.parametrize("layout", ["(..., T, T)", "(..., 1, T, T)", "(..., H, T, T)"])
+def test_one_table_for_every_head_is_named_however_its_weights_are_returned(stem, layout):
+    functions = _entry_functions(stem)
+    written = functions.mha_forward
+
+    def mha_forward(x, W_q, W_k, W_v, W_o, n_heads, causal=True, return_weights=False):
+        got = written(x, W_q, W_k, W_v, W_o, n_heads, causal, return_weights)
+        if not return_weights:
+            return got
+        out, weights = got
+        table = weights if weights.ndim == x.ndim else weights[..., 0, :, :]  # (..., T, T)
+        T = table.shape[-1]
+        if layout == "(..., 1, T, T)":
+            return out, table[..., None, :, :]
+        if layout == "(..., H, T, T)":
+            return out, np.broadcast_to(table[..., None, :, :], (*table.shape[:-2], n_heads, T, T))
+        return out, table
+
+    functions.mha_forward = mha_forward
+    code = declared((CATALOG / "bugs" / f"{stem}.py").read_text(), "DIAGNOSIS")
+    found = diagnose(lesson.MISTAKES["mha_forward"], calls(functions, "mha_forward"), REFERENCE.mha_forward)
+    assert found and found[0].code == code, [d.code for d in found]
+
+
 @pytest.mark.parametrize(
     "entry", [ATTENTION.solution, *sorted((CATALOG / "correct").glob("*.py"))], ids=lambda p: p.stem
 )

@@ -131,6 +131,8 @@ def _split(x, n_heads, *, layout="right"):
         return np.moveaxis(x.reshape(*lead, T, Dh, n_heads), -1, -3)
     if layout == "reversed":
         return head_slices(x, n_heads)[..., ::-1, :, :]
+    if layout == "heads-first":
+        return np.moveaxis(head_slices(x, n_heads), -3, 0)
     raise AssertionError(layout)
 
 
@@ -172,18 +174,27 @@ def _mha(
     split="right",
     merge="right",
     weights_shown="weights",
+    shared=False,
+    weight_heads="all",
 ):
-    """The forward pass with one thing done differently (each keyword names what)."""
+    """The forward pass with one thing done differently (each keyword names what).
+
+    ``split="one-head"``: one head over all D numbers; ``shared``: every head weighs the tokens
+    by the average of the heads' score tables. Either leaves one table of weights, returned as
+    ``weight_heads`` says: ``"all"`` repeated for each of the H heads, ``"one"`` with a head
+    axis of 1, ``"none"`` without a head axis."""
     D = x.shape[-1]
+    Dh = D // n_heads  # the lesson's Dh, whatever the mistake cuts the heads into
     one_head = split == "one-head"
     H, layout = (1, "right") if one_head else (n_heads, split)
-    Dh = D // H
     q = _split(x @ W_q, H, layout=layout)  # (..., H, T, Dh)
     k = _split(x @ W_k, H, layout=layout)
     v = _split(x @ (W_q if values == "W_q" else W_v), H, layout=layout)
     first, second = (k, q) if transposed else (q, k)
     scores = first @ np.swapaxes(second, -1, -2)  # (..., H, T, T)
-    scores = scores / {"Dh": np.sqrt(Dh), "D": np.sqrt(D), "none": 1.0}[scale]
+    scores = scores / {"Dh": np.sqrt(Dh), "D": np.sqrt(D), "none": 1.0, "Dh-unrooted": Dh}[scale]
+    if shared:
+        scores = scores.mean(axis=-3, keepdims=True)  # (..., 1, T, T), one table for all heads
     T = x.shape[-2]
     hide = future(T)
     masked = causal if masking in ("before", "after") else masking == "always"
@@ -199,8 +210,13 @@ def _mha(
         weights = np.where(hide, 0.0, weights)
     heads = weights @ v  # (..., H, T, Dh)
     merged = _merge(heads, layout=merge)  # (..., T, D)
-    if one_head:
-        weights = weights[..., 0, :, :]
+    if one_head or shared:
+        table = weights[..., 0, :, :]  # (..., T, T)
+        weights = {
+            "none": table,
+            "one": table[..., None, :, :],
+            "all": np.broadcast_to(table[..., None, :, :], (*table.shape[:-2], n_heads, *table.shape[-2:])),
+        }[weight_heads]
     out = {"W_o": merged @ W_o, "none": merged, "W_o.T": merged @ W_o.T}[output]
     if return_weights:
         return out, (scores if weights_shown == "scores" else weights)
@@ -219,6 +235,18 @@ def _scale_hint(arguments: dict) -> str:
         f"1/sqrt(Dh) (={1 / np.sqrt(Dh):.2f}): scale by the width of one head"
     )
 
+
+def _unrooted_hint(arguments: dict) -> str:
+    Dh = arguments["x"].shape[-1] // arguments["n_heads"]
+    return (
+        f"your output matches scores divided by Dh (={Dh}) instead of by its square root "
+        f"sqrt(Dh) (={np.sqrt(Dh):.2f}): scale the scores by 1/sqrt(Dh)"
+    )
+
+
+#: The ways a mistake that leaves one table of weights for every head may return it: repeated
+#: for each head, with a head axis of 1, or with no head axis (see _mha's weight_heads).
+_WEIGHT_HEADS = ("all", "one", "none")
 
 MISTAKES = {
     "apply_causal_mask": [
@@ -293,6 +321,12 @@ MISTAKES = {
             returns=lambda x, n_heads: _split(x, n_heads, layout="reversed"),
         ),
         Mistake(
+            "wrong-axis-order",
+            "the head axis is put in front of the batch axes, (H, ..., T, Dh): it belongs just "
+            "before T, third from the end, as in (..., H, T, Dh)",
+            returns=lambda x, n_heads: _split(x, n_heads, layout="heads-first"),
+        ),
+        Mistake(
             "no-divisibility-check",
             "n_heads < 1, or an n_heads that does not divide D, must raise ValueError",
             shows=not_refused,
@@ -346,6 +380,7 @@ MISTAKES = {
             "your output matches unscaled scores: divide them by sqrt(Dh)",
             returns=_mha_with(scale="none"),
         ),
+        Mistake("scale-without-sqrt", _unrooted_hint, returns=_mha_with(scale="Dh-unrooted")),
         Mistake(
             "softmax-axis",
             "each column of weights sums to 1: the softmax ran over the query axis, not over "
@@ -393,10 +428,32 @@ MISTAKES = {
             "large scores overflow np.exp: subtract each row's largest score before the softmax",
             returns=_mha_with(stable=False),
         ),
-        Mistake(
-            "ignores-n-heads",
-            "the output matches one single head over all D numbers: n_heads is ignored",
-            returns=_mha_with(split="one-head"),
+        *(
+            Mistake(
+                "ignores-n-heads",
+                "the output matches one single head over all D numbers: n_heads is ignored",
+                returns=_mha_with(split="one-head", scale="D", weight_heads=shown),
+            )
+            for shown in _WEIGHT_HEADS
+        ),
+        *(
+            Mistake(
+                "ignores-n-heads",
+                "the output matches one single head over all D numbers, scaled by 1/sqrt(Dh): "
+                "n_heads only changed the scale. Cut q, k and v into n_heads heads of Dh numbers "
+                "(split_heads), each with its own table of weights",
+                returns=_mha_with(split="one-head", weight_heads=shown),
+            )
+            for shown in _WEIGHT_HEADS
+        ),
+        *(
+            Mistake(
+                "heads-share-scores",
+                "every head weighs the tokens alike, by the average of the heads' score tables: "
+                "each head must turn its own scores into its own weights, (..., H, T, T)",
+                returns=_mha_with(shared=True, weight_heads=shown),
+            )
+            for shown in _WEIGHT_HEADS
         ),
         Mistake(
             "reshape-without-transpose",
