@@ -193,6 +193,28 @@ def test_the_short_report_tells_one_visible_failure_in_full_and_the_rest_in_a_li
     assert "secret" in full and "y = 3" in full
 
 
+def test_the_check_the_likely_mistake_explains_is_told_in_full_and_opened_first_in_html():
+    from grader.core.diagnosis import Diagnosis
+    from grader.formats.html import to_html
+    from grader.formats.json_report import from_dict, to_dict
+
+    tests = (
+        _failed("smallest", feedback="smallest: wrong.", example="x = np.array([1.0])"),
+        _failed("explained", feedback="explained: expected 1, got 2.", example="x = np.array([5.0])\nn = 7"),
+    )
+    plain = Report("f.py", tests, diagnoses={"f": (Diagnosis("code", "a hint"),)})
+    named = Report("f.py", tests, diagnoses={"f": (Diagnosis("code", "a hint", "explained"),)})
+    assert from_dict(to_dict(named)) == named
+    for report, full, short in ((plain, "smallest", "explained"), (named, "explained", "smallest")):
+        text = to_text(report)
+        assert f"[FAILED] {full} (2 pts)\n" in text  # its head alone on its line: in full below
+        assert text.index(full) < text.index(short) and f"[FAILED] {short} (2 pts): " in text
+        page = to_html(report)
+        opened = page[page.index('<details class="check" open>') :]
+        assert opened.index(full) < opened.index("</summary>")  # the page opens the same check
+    assert "          n = 7" in to_text(named) and "          n = 7" not in to_text(plain)
+
+
 def test_the_next_step_names_the_first_exercise_to_fix():
     report = Report("f.py", (_failed("a_check"),))
     text = to_text(report, recheck="python -m grader check f.py")

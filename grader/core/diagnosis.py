@@ -90,9 +90,12 @@ class Diagnosis:
 
     code: str
     hint: str
+    check: str = ""
+    """The failed check whose smallest input the mistake explains (the first in the report's
+    order); empty when it explains only the lesson's probes."""
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "hint": self.hint}
+        return {"code": self.code, "hint": self.hint, **({"check": self.check} if self.check else {})}
 
 
 def same(a, b) -> bool:
@@ -193,13 +196,23 @@ Slipped = Callable[[Mistake, str, BaseException], None]
 
 
 def diagnose(
-    mistakes: Sequence[Mistake], calls: Sequence[Call], reference: Callable, *, slipped: Slipped | None = None
+    mistakes: Sequence[Mistake],
+    calls: Sequence[Call],
+    reference: Callable,
+    *,
+    slipped: Slipped | None = None,
+    sources: Sequence[str] = (),
 ) -> list[Diagnosis]:
     """The mistakes that fit ``calls`` of one function whose right answer ``reference`` gives,
     the one that explains most calls first (ties in the lesson's order), at most :data:`MOST`.
     Nothing when every call was right. A slip in a mistake's own code is told to ``slipped``
-    (a hint that stops leaves its mistake unnamed); without it, a hint that stops raises."""
+    (a hint that stops leaves its mistake unnamed); without it, a hint that stops raises.
+
+    ``sources`` names, call by call, the failed check a call was made in (empty for a probe;
+    calls past its end: probes): each diagnosis names the first check among the calls it
+    explains (:attr:`Diagnosis.check`)."""
     seen = look(calls, reference)
+    source = {id(one): name for one, name in zip(seen, sources, strict=False)}
     if all(one.right and not one.call.mutated for one in seen):
         return []
     found = []
@@ -213,5 +226,6 @@ def diagnose(
                     raise
                 slipped(mistake, "hint", err)
                 continue
-            found.append((-len(explained), order, Diagnosis(mistake.code, hint)))
+            check = next((source[id(one)] for one in explained if source.get(id(one))), "")
+            found.append((-len(explained), order, Diagnosis(mistake.code, hint, check)))
     return [diagnosis for *_, diagnosis in sorted(found, key=lambda f: f[:2])][:MOST]

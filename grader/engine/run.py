@@ -55,7 +55,7 @@ class Collector:
         self.isolation = None
         # exercise -> (a failed visible check's place in the report, its calls on its smallest
         # failing input)
-        self.evidence: dict[str, list[tuple[int, tuple[Call, ...]]]] = {}
+        self.evidence: dict[str, list[tuple[int, str, tuple[Call, ...]]]] = {}
         self.diagnoses: dict[str, tuple[Diagnosis, ...]] = {}
         self.pictures: tuple[Heatmap, ...] = ()
         self.package = ""  # the Python package of the lesson's checks
@@ -228,7 +228,7 @@ class Collector:
             if not passed and call.excinfo is not None and grading.visibility is Visibility.VISIBLE:
                 calls = getattr(call.excinfo.value, "grader_calls", ())
                 place = self.rank.get(_name(item), len(self.rank))
-                self.evidence.setdefault(grading.exercise, []).append((place, tuple(calls)))
+                self.evidence.setdefault(grading.exercise, []).append((place, _name(item), tuple(calls)))
             self.results.append(
                 TestResult(
                     name=_name(item),
@@ -261,8 +261,15 @@ class Collector:
             mistakes = declared.MISTAKES.get(exercise, ()) if exercise in lost else ()
             if mistakes:
                 failed = sorted(self.evidence.get(exercise, []), key=lambda e: e[0])  # the report's order
-                calls = [call for _, made in failed for call in made] + self.probes.get(exercise, [])
-                found = diagnose(mistakes, calls, self.submission.reference[exercise], slipped=self._slipped)
+                calls = [call for *_, made in failed for call in made] + self.probes.get(exercise, [])
+                sources = [name for _, name, made in failed for _ in made]  # the probes': none
+                found = diagnose(
+                    mistakes,
+                    calls,
+                    self.submission.reference[exercise],
+                    slipped=self._slipped,
+                    sources=sources,
+                )
                 if found:
                     self.diagnoses[exercise] = tuple(found)
 

@@ -23,7 +23,7 @@ import numpy as np
 from ..core.inert import one_line, visible
 from ..core.pictures import Heatmap
 from ..core.results import Report, Status, TestResult, Visibility
-from .text import lesson_errors, not_final, parts, score_of
+from .text import first_failure, lesson_errors, not_final, parts, score_of
 
 #: Entries of one input table at most; a larger input is given by its shape (the JSON holds it).
 LARGEST_TABLE = 400
@@ -83,7 +83,7 @@ def to_html(report: Report, *, heading: str = "", details: bool = False) -> str:
             parts_.append(
                 f'<p class="mistake"><b>{lead}:</b> {_e(diagnosis.hint)} <code>[{_e(diagnosis.code)}]</code></p>'
             )
-        first = next((t for t in failed if t.visibility is Visibility.VISIBLE), None)
+        first = first_failure(failed, exercise.diagnoses)  # the one the text report shows in full
         ordered = ([first] if first else []) + [t for t in failed if t is not first]
         parts_ += [_check(t, open_=t is first, details=details) for t in ordered]
         pictures = [p for p in report.pictures if p.exercise == exercise.name]

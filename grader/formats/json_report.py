@@ -80,7 +80,9 @@ def from_dict(data: dict) -> Report:
         for t in data["tests"]
     )
     diagnoses = {
-        name: tuple(Diagnosis(d["code"], d["hint"]) for d in exercise.get("diagnoses", ()))
+        name: tuple(
+            Diagnosis(d["code"], d["hint"], d.get("check", "")) for d in exercise.get("diagnoses", ())
+        )
         for name, exercise in data.get("exercises", {}).items()
         if exercise.get("diagnoses")
     }

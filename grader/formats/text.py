@@ -23,6 +23,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 
+from ..core.diagnosis import Diagnosis
 from ..core.inert import one_line, visible
 from ..core.results import EXAMPLE_LEAD, ExerciseResult, LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation
@@ -234,18 +235,36 @@ def _shared_reason(failed: list[TestResult]) -> str:
     return ""
 
 
-def _failures(failed: list[TestResult], style: Style, width: int, *, details: bool, used: int) -> list[str]:
-    """The failed checks of one exercise, in full (``details``) or the short way."""
-    if details:
-        return [line for t in failed for line in _in_full(t, style, width)]
-    # the visible failure with the smallest input first (ties: the lesson's order), then the
-    # other visible ones, then the hidden ones
+def first_failure(failed: Sequence[TestResult], diagnoses: Sequence[Diagnosis] = ()) -> TestResult | None:
+    """The failed check a report shows first, in full (every format the same one): the visible
+    check whose smallest input the first likely mistake explains, else the visible failure with
+    the smallest input (ties: the lesson's order); None when no visible check failed."""
     visible_ones = [t for t in failed if t.visibility is Visibility.VISIBLE]
-    first = min(
+    named = diagnoses[0].check if diagnoses else ""
+    matching = next((t for t in visible_ones if named and t.name == named), None)
+    return matching or min(
         visible_ones,
         key=lambda t: (len(t.counterexample.splitlines()), len(t.feedback.splitlines())),
         default=None,
     )
+
+
+def _failures(
+    failed: list[TestResult],
+    style: Style,
+    width: int,
+    *,
+    details: bool,
+    used: int,
+    diagnoses: Sequence[Diagnosis] = (),
+) -> list[str]:
+    """The failed checks of one exercise, in full (``details``) or the short way."""
+    if details:
+        return [line for t in failed for line in _in_full(t, style, width)]
+    # the visible failure the likely mistake explains (else the one with the smallest input)
+    # first, then the other visible ones, then the hidden ones
+    visible_ones = [t for t in failed if t.visibility is Visibility.VISIBLE]
+    first = first_failure(failed, diagnoses)
     rest = [t for t in visible_ones if t is not first] + [t for t in failed if t not in visible_ones]
     said = {visible(" ".join(parts(first)[0].split()))} if first is not None else set()
     others = [line for t in rest for line in _one_line(t, style, width, said)]
@@ -328,7 +347,14 @@ def exercise_lines(
     if shared and not report.problem:
         lines += _fill(shared, width, "      ")
     elif not shared:
-        lines += _failures(failed, style, width, details=details, used=len(lines) + used)
+        lines += _failures(
+            failed,
+            style,
+            width,
+            details=details,
+            used=len(lines) + used,
+            diagnoses=report.diagnoses.get(exercise, ()),
+        )
     return lines
 
 
