@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -215,6 +216,27 @@ def test_the_check_the_likely_mistake_explains_is_told_in_full_and_opened_first_
     assert "          n = 7" in to_text(named) and "          n = 7" not in to_text(plain)
 
 
+def test_hidden_checks_failing_beside_a_visible_failure_take_one_line_together():
+    hidden = (
+        _failed("hidden_a", Visibility.HIDDEN, "secret a.", example="y = 1"),
+        _failed("hidden_b", Visibility.HIDDEN, "secret b.", example="y = 2"),
+        TestResult("hidden_c", "f", 3, 0, Status.ERROR, Visibility.HIDDEN, feedback="it raised"),
+    )
+    beside = to_text(Report("f.py", (_failed("seen", example="x = np.array([1.0])"), *hidden)))
+    assert "  [FAILED] 3 hidden checks (7 pts): most likely the same mistake as above\n" in beside
+    assert "hidden_" not in beside and "secret" not in beside
+    assert all(
+        name in to_text(Report("f.py", (_failed("seen"), *hidden)), details=True)
+        for name in ("hidden_a", "hidden_c")
+    )
+    alone = to_text(Report("f.py", hidden))  # no visible failure: each hidden check is all there is
+    assert all(f"{name} (" in alone for name in ("hidden_a", "hidden_b", "hidden_c"))
+    assert "hidden checks (" not in alone
+    stopped = replace(hidden[1], status=Status.LESSON_ERROR)  # another story: told on its own
+    apart = to_text(Report("f.py", (_failed("seen"), hidden[0], stopped, hidden[2])))
+    assert "[NOT RUN] hidden_b" in apart and "2 hidden checks (5 pts)" in apart
+
+
 def test_the_next_step_names_the_first_exercise_to_fix():
     report = Report("f.py", (_failed("a_check"),))
     text = to_text(report, recheck="python -m grader check f.py")
@@ -355,6 +377,7 @@ def test_every_place_a_student_reads_feedback_uses_the_same_words():
     name = next(line for line in block if line.startswith("  [FAILED]")).split()[1]  # told in full
     first = next(t for t in report.tests if t.name == name)
     assert first.feedback in github and "likely mistake" in github
+    assert report.diagnoses["mha_forward"][0].check == name  # the check the mistake explains
     assert "likely mistake" in _feedback(report, "mha_forward", hidden=False)
 
 

@@ -5,7 +5,8 @@ Two layouts, both pure functions of a :class:`Report`:
 * the short one (the default), a report a student reads to the end: per exercise its score,
   the diagnosis when there is one, the first failing *visible* check in full (its meaning,
   what went wrong, the smallest input), every further failure on one line (its name and
-  reason), hidden checks on one line with no inputs. A failing exercise takes about
+  reason), hidden checks on one line with no inputs (beside a visible failure, one line for
+  them all: they most often fail only through it). A failing exercise takes about
   :data:`EXERCISE_LINES` lines at most;
 * the detailed one (``details=True``, ``--details`` on the command line): every failed check
   in full, hidden ones included, as the JSON report holds them.
@@ -224,6 +225,16 @@ def _one_line(t: TestResult, style: Style, width: int, said: set[str]) -> list[s
     return [f"{head}: {reason if len(reason) <= room else reason[: room - 3].rstrip() + '...'}"]
 
 
+def _hidden_together(alike: list[TestResult], style: Style) -> str:
+    """Hidden checks that failed beside a visible failure, on one line: how many, their points."""
+    mark = _MARK[Status.FAILED if any(t.status is Status.FAILED for t in alike) else Status.ERROR]
+    points = _points(sum(t.max_score for t in alike))
+    return (
+        f"  [{style(mark, 'bad')}] {len(alike)} hidden checks ({points} pts): most likely "
+        "the same mistake as above"
+    )
+
+
 def _shared_reason(failed: list[TestResult]) -> str:
     """The one message every failed check of an exercise gives, if they all give the same
     and none has an example (a missing or unwritten function, a wrong signature)."""
@@ -265,9 +276,18 @@ def _failures(
     # first, then the other visible ones, then the hidden ones
     visible_ones = [t for t in failed if t.visibility is Visibility.VISIBLE]
     first = first_failure(failed, diagnoses)
-    rest = [t for t in visible_ones if t is not first] + [t for t in failed if t not in visible_ones]
+    hidden = [t for t in failed if t not in visible_ones]
+    # hidden checks that fail beside a visible failure most often fail only through it: one line
+    # for them all (a hidden check the lesson kept from running, or one a guard stopped, is told
+    # on its own: it says something else)
+    alike = [t for t in hidden if t.status in (Status.FAILED, Status.ERROR)] if visible_ones else []
+    if len(alike) < 2:
+        alike = []
+    rest = [t for t in visible_ones if t is not first] + [t for t in hidden if t not in alike]
     said = {visible(" ".join(parts(first)[0].split()))} if first is not None else set()
     others = [line for t in rest for line in _one_line(t, style, width, said)]
+    if alike:
+        others.append(_hidden_together(alike, style))
     lines = []
     if first is not None:
         lines += _in_full(first, style, width, budget=EXERCISE_LINES - used - len(others))
