@@ -115,3 +115,27 @@ def test_an_array_of_another_making_is_not_mistaken_for_a_drawn_one():
         assert rebuilt(impostor, seeded=True) is None
     finally:
         drawing._MADE.pop(id(impostor), None)
+
+
+@st.composite
+def _tokens(draw):
+    """A lesson-sized number of tokens, or (large) 10 to 40."""
+    return draw(st.integers(10, 40)) if drawing.large(draw) else draw(st.integers(1, 6))
+
+
+@settings(max_examples=60, database=None, derandomize=True)
+@given(data=st.data())
+def test_the_grader_knows_a_large_example_and_can_refuse_them(data):
+    drawing.drew_large(forget=True)
+    T = data.draw(_tokens())
+    assert drawing.drew_large(forget=True) == (T >= 10)
+    assert not drawing.drew_large()  # forgotten
+    with drawing.lesson_sized_only():
+        assert data.draw(_tokens()) <= 6
+        assert not drawing.drew_large()
+
+
+def test_refusing_large_examples_ends_with_its_block():
+    with pytest.raises(ValueError), drawing.lesson_sized_only():
+        raise ValueError
+    assert find(_tokens(), lambda T: T >= 10, settings=settings(database=None, derandomize=True)) == 10

@@ -237,6 +237,22 @@ def test_hidden_checks_failing_beside_a_visible_failure_take_one_line_together()
     assert "[NOT RUN] hidden_b" in apart and "2 hidden checks (5 pts)" in apart
 
 
+def test_a_bug_seen_at_the_lessons_sizes_is_shown_on_them_not_on_a_large_example(tmp_path):
+    """Hypothesis shrinks a large failing example only to the smallest large one (here 10 tokens,
+    one head); the grader looks again among lesson-sized examples and shows the smallest: 3
+    tokens, two heads (with two heads, 2 tokens is never drawn: T and H always differ)."""
+    import json
+
+    path = compose(ATTENTION.catalog / "bugs" / "mha_causal_never_on.py", tmp_path)
+    done = python("grade", str(path), "--lesson", "attention", "--format", "json")
+    report = json.loads(done.stdout)
+    check = next(t for t in report["tests"] if t["name"] == "first_token_only_sees_itself")
+    assert check["status"] == "failed" and report["score"] == 71  # the score is the catalog's
+    given = {"np": np}
+    exec(check["counterexample"], given)
+    assert given["x"].shape == (3, 2) and given["n_heads"] == 2, check["counterexample"]
+
+
 def test_the_next_step_names_the_first_exercise_to_fix():
     report = Report("f.py", (_failed("a_check"),))
     text = to_text(report, recheck="python -m grader check f.py")

@@ -24,6 +24,7 @@ that an input of thousands of numbers is still shown whole, in one line that reb
 from __future__ import annotations
 
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,10 +62,46 @@ def between(low: int, high: int) -> st.SearchStrategy:
     return _RANGES[low, high]
 
 
+#: The grader's view of :func:`large` (never a lesson's): ``drew`` holds True once an example
+#: drew a large size (the grader empties it after each example, :func:`drew_large`);
+#: ``refused`` makes every example lesson-sized, the same choice drawn and ignored
+#: (:func:`lesson_sized_only`).
+_LARGE_STATE = {"drew": False, "refused": False}
+
+
 def large(draw, one_in: int = BIG_ONE_IN) -> bool:
     """Whether this example is a large one: about one in ``one_in``, drawn from a wide range so
     that large examples spread evenly over the checks; 0, where shrinking goes, is not large."""
-    return draw(_LARGE) % one_in == one_in - 1
+    big = draw(_LARGE) % one_in == one_in - 1
+    if big and _LARGE_STATE["refused"]:
+        return False
+    _LARGE_STATE["drew"] = _LARGE_STATE["drew"] or big
+    return big
+
+
+def drew_large(*, forget: bool = False) -> bool:
+    """Whether a size was drawn large (:func:`large`) since the grader last forgot (``forget``:
+    and forget it now). The grader forgets after each example, so that after a failure this
+    says whether the failing example was a large one."""
+    drew = _LARGE_STATE["drew"]
+    if forget:
+        _LARGE_STATE["drew"] = False
+    return drew
+
+
+@contextmanager
+def lesson_sized_only():
+    """Every example drawn inside is lesson-sized: :func:`large` draws its choice as always and
+    answers no. Hypothesis shrinks a large failing example only to the smallest *large* one
+    (turning ``large`` off changes how every later choice is read, and the example it then reads
+    passes), so the grader, for a check whose smallest failing example is large, looks again
+    among lesson-sized examples alone, where shrinking goes all the way down."""
+    before = _LARGE_STATE["refused"]
+    _LARGE_STATE["refused"] = True
+    try:
+        yield
+    finally:
+        _LARGE_STATE["refused"] = before
 
 
 def fit(batch: tuple[int, ...], per_item: int, most: int) -> tuple[int, ...]:

@@ -21,11 +21,12 @@ import pytest
 from hypothesis import HealthCheck, Phase
 from hypothesis import settings as hypothesis_settings
 
-from ..core.errors import Failure, LessonError, StudentError
+from ..core.errors import Failure, LessonError, PropertyFailure, StudentError, StudentTimeout
 from ..core.lesson import Lesson, check_of
 from ..core.results import Visibility
 from ..core.settings import EXPLORE_EXAMPLES, GRADING_EXAMPLES, Isolation, Profile, Settings, resolve
 from . import replay
+from .draw import drew_large, lesson_sized_only
 from .marks import MARK, MarkError, grading_of
 from .submission import StudentView, Submission
 from .upkeep import SEED, fix_seed
@@ -273,6 +274,28 @@ def pytest_pyfunc_call(pyfuncitem):
         return (yield)
     except Settled as settled:
         raise settled.error from None
+    except (PropertyFailure, StudentError) as err:
+        if getattr(err, "grader_large", False):
+            smaller = _lesson_sized(pyfuncitem, type(err))
+            if smaller is not None:
+                raise smaller from None
+        raise
+
+
+def _lesson_sized(pyfuncitem, kind: type) -> BaseException | None:
+    """The check's failure on a lesson-sized example (:func:`grader.engine.draw.lesson_sized_only`),
+    of the same ``kind`` as the failure first found on a large one; None when no lesson-sized
+    example fails so (the large one is then what the student is shown). Only the example shown
+    changes: the check failed already, and fails either way."""
+    fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    try:
+        with lesson_sized_only():
+            pyfuncitem.obj(**fixtures)
+    except kind as found:
+        return None if getattr(found, "grader_large", False) else found
+    except (Exception, StudentTimeout, Settled):  # noqa: BLE001 - any other end: the first failure stands
+        return None
+    return None
 
 
 @pytest.hookimpl(tryfirst=True, specname="pytest_pyfunc_call")
@@ -341,12 +364,14 @@ def _record_inputs(item) -> None:
             return inner(*args, **kwargs)
         except BaseException as err:
             ended = err
+            err.grader_large = drew_large()  # the example drew a large size: see _lesson_sized
             err.grader_inputs = {k: v for k, v in kwargs.items() if k not in _NOT_INPUTS}
             err.grader_calls = view.failed_calls() if isinstance(view, StudentView) else ()
             if isinstance(err, StudentError) and err.kind in _SETTLED:
                 raise Settled(err) from None
             raise
         finally:
+            drew_large(forget=True)  # the next example draws its own sizes
             if isinstance(view, StudentView) and view.tape is not None:
                 view.tape.end(ended)
 

@@ -4,9 +4,12 @@ Most examples are of a lesson's own sizes (a few tokens, a few heads, narrow hea
 batch axes), so that a failure shrinks to an input a student can read whole. About one in four
 (:func:`grader.draw.large`) is far larger (tens of tokens, more heads, wider heads, up to three
 batch axes), so that code that only works at the lesson's sizes still fails. Whether an example
-is large is the first thing drawn, and shrinking turns it off first: a bug that shows at the
-lesson's sizes is reported on a small example, one that shows only on large inputs on the
-smallest large one found.
+is large is the first thing drawn. Shrinking alone seldom turns it off (every later choice is
+then read as a lesson-sized one, and the example it reads mostly passes), so when the smallest
+failing example is large the grader looks again among lesson-sized examples alone
+(:func:`grader.engine.draw.lesson_sized_only`): a bug that shows at the lesson's sizes is
+reported on a small example, one that shows only on large inputs on the smallest large one
+found. The examples that decide a score are drawn as before: only the one shown changes.
 
 A lesson draws its sizes through one :class:`SizePolicy` (``SIZES``, or its own made with
 ``dataclasses.replace``); what each example holds (which sizes, which must differ) is the

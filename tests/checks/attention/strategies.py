@@ -6,9 +6,10 @@ from one another: when two of them are equal, code that swaps their axes can
 still give the right shape and the right numbers by accident.
 
 The sizes follow the grader's size policy (``grader.draw.SIZES``): about one example in four is
-*large* (tens of tokens, up to 8 heads, widths up to 64, up to three batch axes), and shrinking
-turns that off first, so a bug that also shows at the lesson's sizes is still reported on a tiny
-example; a bug that only shows on large inputs is reported on the smallest large one found.
+*large* (tens of tokens, up to 8 heads, widths up to 64, up to three batch axes), and a bug
+that also shows at the lesson's sizes is still reported on a tiny example (the grader looks
+among lesson-sized examples when the smallest failing one is large); a bug that only shows on
+large inputs is reported on the smallest large one found.
 """
 
 from __future__ import annotations
