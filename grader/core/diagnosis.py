@@ -18,7 +18,7 @@ knows no lesson and guesses nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -90,7 +90,7 @@ class Diagnosis:
 
     code: str
     hint: str
-    check: str = ""
+    check: str = field(default="", repr=False)
     """The failed check whose smallest input the mistake explains (the first in the report's
     order); empty when it explains only the lesson's probes."""
 
