@@ -270,6 +270,7 @@ class Settled(BaseException):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem):
+    drew_large(forget=True)  # nothing drawn before this check (by another, or ahead) says a thing
     try:
         return (yield)
     except Settled as settled:
