@@ -228,10 +228,10 @@ def _one_line(t: TestResult, style: Style, width: int, said: set[str]) -> list[s
 def _hidden_together(alike: list[TestResult], style: Style) -> str:
     """Hidden checks that failed beside a visible failure, on one line: how many, their points."""
     mark = _MARK[Status.FAILED if any(t.status is Status.FAILED for t in alike) else Status.ERROR]
-    points = _points(sum(t.max_score for t in alike))
+    points = sum(t.max_score for t in alike)
     return (
-        f"  [{style(mark, 'bad')}] {len(alike)} hidden checks ({points} pts): most likely "
-        "the same mistake as above"
+        f"  [{style(mark, 'bad')}] {len(alike)} hidden checks ({_points(points)} pt{'s' if points != 1 else ''}): "
+        "most likely the same mistake as above"
     )
 
 
