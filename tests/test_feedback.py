@@ -223,7 +223,9 @@ def test_hidden_checks_failing_beside_a_visible_failure_take_one_line_together()
         TestResult("hidden_c", "f", 3, 0, Status.ERROR, Visibility.HIDDEN, feedback="it raised"),
     )
     beside = to_text(Report("f.py", (_failed("seen", example="x = np.array([1.0])"), *hidden)))
-    assert "  [FAILED] 3 hidden checks (7 pts): most likely the same mistake as above\n" in beside
+    assert "  [FAILED] 3 hidden checks (7 pts): likely the same mistake as above\n" in beside
+    narrow = to_text(Report("f.py", (_failed("seen"), *hidden)), width=40)
+    assert "  [FAILED] 3 hidden checks (7 pts)\n" in narrow  # what fits of it: no line too wide
     assert "hidden_" not in beside and "secret" not in beside
     assert all(
         name in to_text(Report("f.py", (_failed("seen"), *hidden)), details=True)

@@ -225,14 +225,15 @@ def _one_line(t: TestResult, style: Style, width: int, said: set[str]) -> list[s
     return [f"{head}: {reason if len(reason) <= room else reason[: room - 3].rstrip() + '...'}"]
 
 
-def _hidden_together(alike: list[TestResult], style: Style) -> str:
-    """Hidden checks that failed beside a visible failure, on one line: how many, their points."""
+def _hidden_together(alike: list[TestResult], style: Style, width: int) -> str:
+    """Hidden checks that failed beside a visible failure, on one line: how many, their points,
+    and (where the line holds it) why they are told together."""
     mark = _MARK[Status.FAILED if any(t.status is Status.FAILED for t in alike) else Status.ERROR]
     points = sum(t.max_score for t in alike)
-    return (
-        f"  [{style(mark, 'bad')}] {len(alike)} hidden checks ({_points(points)} pt{'s' if points != 1 else ''}): "
-        "most likely the same mistake as above"
-    )
+    said = f"{len(alike)} hidden checks ({_points(points)} pt{'s' if points != 1 else ''})"
+    why = ": likely the same mistake as above"
+    plain = f"  [{mark}] {said}{why}"
+    return f"  [{style(mark, 'bad')}] {said}{why if len(plain) <= width else ''}"
 
 
 def _shared_reason(failed: list[TestResult]) -> str:
@@ -287,7 +288,7 @@ def _failures(
     said = {visible(" ".join(parts(first)[0].split()))} if first is not None else set()
     others = [line for t in rest for line in _one_line(t, style, width, said)]
     if alike:
-        others.append(_hidden_together(alike, style))
+        others.append(_hidden_together(alike, style, width))
     lines = []
     if first is not None:
         lines += _in_full(first, style, width, budget=EXERCISE_LINES - used - len(others))
