@@ -148,8 +148,8 @@ def test_a_diagnosis_names_the_first_failed_check_whose_calls_it_explains():
     tripled = Mistake("tripled", "it triples", returns=lambda x: 3 * x)
     student = [Call({"x": 0.0}, 0.0), Call({"x": 3.0}, 9.0), Call({"x": 4.0}, 12.0), Call({"x": 5.0}, 15.0)]
     found = diagnose([tripled], student, double, sources=["right_one", "a_check", "another", ""])
-    assert [d.check for d in found] == ["a_check"]  # 0 is right either way: it tells nothing
-    assert diagnose([tripled], student, double)[0].check == ""  # probes alone name no check
+    assert [d.checks for d in found] == [("a_check", "another")]  # 0 is right either way: tells nothing
+    assert diagnose([tripled], student, double)[0].checks == ()  # probes alone name no check
 
 
 def test_nothing_is_named_when_every_call_is_right():

@@ -201,18 +201,22 @@ def test_the_check_the_likely_mistake_explains_is_told_in_full_and_opened_first_
 
     tests = (
         _failed("smallest", feedback="smallest: wrong.", example="x = np.array([1.0])"),
+        _failed("explained_too", feedback="too: wrong.", example="x = np.array([5.0])\nn = 7\nm = 8"),
         _failed("explained", feedback="explained: expected 1, got 2.", example="x = np.array([5.0])\nn = 7"),
     )
     plain = Report("f.py", tests, diagnoses={"f": (Diagnosis("code", "a hint"),)})
-    named = Report("f.py", tests, diagnoses={"f": (Diagnosis("code", "a hint", "explained"),)})
+    # of the checks the mistake explains, the one with the smallest input
+    named = Report(
+        "f.py", tests, diagnoses={"f": (Diagnosis("code", "a hint", ("explained_too", "explained")),)}
+    )
     assert from_dict(to_dict(named)) == named
     for report, full, short in ((plain, "smallest", "explained"), (named, "explained", "smallest")):
         text = to_text(report)
         assert f"[FAILED] {full} (2 pts)\n" in text  # its head alone on its line: in full below
-        assert text.index(full) < text.index(short) and f"[FAILED] {short} (2 pts): " in text
+        assert text.index(full + " ") < text.index(short + " ") and f"[FAILED] {short} (2 pts): " in text
         page = to_html(report)
         opened = page[page.index('<details class="check" open>') :]
-        assert opened.index(full) < opened.index("</summary>")  # the page opens the same check
+        assert opened.index(f"<b>{full}</b>") < opened.index("</summary>")  # the page opens the same check
     assert "          n = 7" in to_text(named) and "          n = 7" not in to_text(plain)
 
 
@@ -395,7 +399,7 @@ def test_every_place_a_student_reads_feedback_uses_the_same_words():
     name = next(line for line in block if line.startswith("  [FAILED]")).split()[1]  # told in full
     first = next(t for t in report.tests if t.name == name)
     assert first.feedback in github and "likely mistake" in github
-    assert report.diagnoses["mha_forward"][0].check == name  # the check the mistake explains
+    assert name in report.diagnoses["mha_forward"][0].checks  # a check the mistake explains
     assert "likely mistake" in _feedback(report, "mha_forward", hidden=False)
 
 

@@ -90,12 +90,16 @@ class Diagnosis:
 
     code: str
     hint: str
-    check: str = field(default="", repr=False)
-    """The failed check whose smallest input the mistake explains (the first in the report's
-    order); empty when it explains only the lesson's probes."""
+    checks: tuple[str, ...] = field(default=(), repr=False)
+    """The failed checks whose smallest inputs the mistake explains, in the report's order; none
+    when it explains only the lesson's probes."""
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "hint": self.hint, **({"check": self.check} if self.check else {})}
+        return {
+            "code": self.code,
+            "hint": self.hint,
+            **({"checks": list(self.checks)} if self.checks else {}),
+        }
 
 
 def same(a, b) -> bool:
@@ -209,8 +213,8 @@ def diagnose(
     (a hint that stops leaves its mistake unnamed); without it, a hint that stops raises.
 
     ``sources`` names, call by call, the failed check a call was made in (empty for a probe;
-    calls past its end: probes): each diagnosis names the first check among the calls it
-    explains (:attr:`Diagnosis.check`)."""
+    calls past its end: probes): each diagnosis names the checks of the calls it explains
+    (:attr:`Diagnosis.checks`)."""
     seen = look(calls, reference)
     source = {id(one): name for one, name in zip(seen, sources, strict=False)}
     if all(one.right and not one.call.mutated for one in seen):
@@ -226,6 +230,6 @@ def diagnose(
                     raise
                 slipped(mistake, "hint", err)
                 continue
-            check = next((source[id(one)] for one in explained if source.get(id(one))), "")
-            found.append((-len(explained), order, Diagnosis(mistake.code, hint, check)))
+            checks = tuple(dict.fromkeys(source[id(one)] for one in explained if source.get(id(one))))
+            found.append((-len(explained), order, Diagnosis(mistake.code, hint, checks)))
     return [diagnosis for *_, diagnosis in sorted(found, key=lambda f: f[:2])][:MOST]

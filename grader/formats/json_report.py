@@ -81,7 +81,7 @@ def from_dict(data: dict) -> Report:
     )
     diagnoses = {
         name: tuple(
-            Diagnosis(d["code"], d["hint"], d.get("check", "")) for d in exercise.get("diagnoses", ())
+            Diagnosis(d["code"], d["hint"], tuple(d.get("checks", ()))) for d in exercise.get("diagnoses", ())
         )
         for name, exercise in data.get("exercises", {}).items()
         if exercise.get("diagnoses")

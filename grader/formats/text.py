@@ -248,14 +248,15 @@ def _shared_reason(failed: list[TestResult]) -> str:
 
 
 def first_failure(failed: Sequence[TestResult], diagnoses: Sequence[Diagnosis] = ()) -> TestResult | None:
-    """The failed check a report shows first, in full (every format the same one): the visible
-    check whose smallest input the first likely mistake explains, else the visible failure with
-    the smallest input (ties: the lesson's order); None when no visible check failed."""
+    """The failed check a report shows first, in full (every format the same one): of the visible
+    failures whose smallest inputs the first likely mistake explains (of all visible failures,
+    when it explains none), the one with the smallest input (ties: the lesson's order); None when
+    no visible check failed."""
     visible_ones = [t for t in failed if t.visibility is Visibility.VISIBLE]
-    named = diagnoses[0].check if diagnoses else ""
-    matching = next((t for t in visible_ones if named and t.name == named), None)
-    return matching or min(
-        visible_ones,
+    named = set(diagnoses[0].checks) if diagnoses else set()
+    matching = [t for t in visible_ones if t.name in named]
+    return min(
+        matching or visible_ones,
         key=lambda t: (len(t.counterexample.splitlines()), len(t.feedback.splitlines())),
         default=None,
     )
