@@ -28,6 +28,7 @@ from .commands import (
     nbgrader_course,
     new_lesson,
     release,
+    remote,
     stream,
 )
 from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
@@ -184,6 +185,19 @@ def parser() -> argparse.ArgumentParser:
         "--explore",
         action="store_true",
         help="try fresh random inputs, more of them (scores may differ from grading)",
+    )
+    c.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help=f"have the course's grading service grade the file: the official visible grade "
+        f"(default ${remote.SERVER_VARIABLE}; without either, the checks run here)",
+    )
+    c.add_argument(
+        "--token",
+        default=None,
+        metavar="TOKEN",
+        help=f"your token for the grading service (default ${remote.TOKEN_VARIABLE})",
     )
     c.add_argument(
         "--public",
@@ -518,9 +532,30 @@ def _recheck(args) -> str:
     if args.lesson is not None:
         words += ["--lesson", args.lesson]
     words += [flag for flag, on in (("--public", args.public), ("--explore", args.explore)) if on]
+    if args.server is not None:  # the token is left out: it is secret (and $GRADER_TOKEN holds it)
+        words += ["--server", args.server]
     if args.path is not None:
         words.append(str(args.path))
     return shlex.join(words)
+
+
+def _remote(args) -> remote.Remote | None:
+    """The grading service ``check`` sends the file to: ``--server``, else $GRADER_SERVER, with
+    ``--token``, else $GRADER_TOKEN; None when neither names a service (the checks run here)."""
+    server = args.server or os.environ.get(remote.SERVER_VARIABLE, "").strip()
+    if not server:
+        return None
+    token = args.token or os.environ.get(remote.TOKEN_VARIABLE, "").strip()
+    if not token:
+        raise UsageError(
+            f"the grading service needs your token: give --token, or set ${remote.TOKEN_VARIABLE} "
+            "(your instructor handed it out)"
+        )
+    if not server.startswith(("http://", "https://")):
+        raise UsageError(
+            f"--server takes the service's address, http://... or https://..., got {one_line(server)}"
+        )
+    return remote.Remote(server, token)
 
 
 def _nbgrader_lesson(course: Course, course_dir: Path, assignment: str | None) -> Lesson:
@@ -621,6 +656,7 @@ def main(argv: list[str] | None = None) -> int:
                 colour=args.colour,
                 html=args.html,
                 recheck=_recheck(args),
+                remote=_remote(args),
             )
         if args.command == "grade":
             return grade.main(
