@@ -31,9 +31,14 @@ PER_MINUTE = 6
 MAX_ID = (1 << 63) - 1
 
 
+#: What every token starts with: a letter, so that a spreadsheet opening tokens.csv never takes
+#: a token starting with ``-`` for a formula, and a token found lying around says what it opens.
+TOKEN_PREFIX = "grader_"
+
+
 def new_token() -> str:
     """A fresh secret token for one student."""
-    return secrets.token_urlsafe(TOKEN_BYTES)
+    return TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
 
 
 def token_hash(token: str) -> str:
