@@ -345,19 +345,20 @@ def test_killed_with_9_the_service_grades_every_queued_submission_once_after_a_r
     roster = _roster(tmp_path / "roster.csv", ["erin"])
     first = Server(tmp_path / "data", roster, "--per-minute", "20")
     token = first.tokens()["erin"]
-    ids = [first.upload(token, NOTHING + b"# %d\n" % n)[1]["id"] for n in range(4)]
+    ids = [first.upload(token, NOTHING + b"# %d\n" % n)[1]["id"] for n in range(6)]
     database = tmp_path / "data" / "gradebook.sqlite"
     deadline = time.monotonic() + NET
-    while first.call("GET", f"/api/submissions/{ids[0]}", token)[1].get("status") == "queued":
+    while first.call("GET", f"/api/submissions/{ids[0]}", token)[1].get("status") in ("queued", "grading"):
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    first.proc.kill()  # -9: no goodbye, a submission being graded is left so
+    first.proc.kill()  # -9 once the first is graded: no goodbye, the one being graded is left so
     first.proc.wait()
     first.stop()
     with sqlite3.connect(database) as db:
         before = dict(db.execute("SELECT id, state FROM submissions"))
         graded = dict(db.execute("SELECT id, graded_at FROM submissions WHERE state = 'done'"))
     assert set(before.values()) - {"done"}, before  # the kill left some to grade
+    assert graded, before  # and some graded, which must not be graded again
 
     again = Server(tmp_path / "data", _roster(tmp_path / "roster2.csv", ["erin", "frank"]))
     try:
