@@ -140,7 +140,7 @@ def _roster(path: Path, students: list[str]) -> Path:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("service")
-    roster = _roster(tmp / "roster.csv", ["alice", "bob", "carol", "dave", "gina", FORMULA])
+    roster = _roster(tmp / "roster.csv", ["alice", "bob", "carol", "dave", "gina", "hana", FORMULA])
     started = Server(tmp / "data", roster, "--per-minute", str(PER_MINUTE))
     yield started
     started.stop()
@@ -190,7 +190,15 @@ def test_health_answers_without_a_token(server):
 
 def test_tokens_are_written_once_for_the_owner_only_and_stored_hashed(server):
     tokens = server.tokens()
-    assert set(tokens) == {"alice", "bob", "carol", "dave", "gina", "'" + FORMULA}  # a formula made text
+    assert set(tokens) == {
+        "alice",
+        "bob",
+        "carol",
+        "dave",
+        "gina",
+        "hana",
+        "'" + FORMULA,
+    }  # a formula made text
     assert len(set(tokens.values())) == len(tokens)
     assert stat.S_IMODE((server.data / "tokens.csv").stat().st_mode) == 0o600
     with sqlite3.connect(server.data / "gradebook.sqlite") as db:
@@ -257,6 +265,25 @@ def test_a_request_that_is_not_an_upload_gets_400(server):
     assert status == 400 and "multipart" in body["error"]
     status, body, _ = server.upload(token, b"")
     assert status == 400 and "empty" in body["error"]
+
+
+def test_a_notebook_is_graded_as_its_code_and_a_broken_one_is_turned_down(server):
+    token = server.tokens()["hana"]
+    cell = {
+        "cell_type": "code",
+        "metadata": {},
+        "source": NOTHING.decode(),
+        "outputs": [],
+        "execution_count": None,
+    }
+    notebook = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+    status, body, _ = server.upload(token, notebook, filename="my work.ipynb")
+    assert status == 202
+    graded = server.report(token, body["id"])
+    assert graded["score"] == 0 and graded["submission"] == "attention.ipynb"
+    status, body, _ = server.upload(token, b'{"cells": [', filename="attention.ipynb")
+    assert status == 400 and "notebook" in body["error"] and str(server.data) not in body["error"]
+    assert len(server.call("GET", "/api/submissions", token)[1]["submissions"]) == 1
 
 
 def test_too_many_submissions_in_a_minute_get_429(server):
