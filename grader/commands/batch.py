@@ -591,8 +591,16 @@ def _store(
     book, reports: Path, entry: Entry, suite: str, report: Report | None, error: str, points: dict
 ) -> None:
     """Record one student: the database first, then the report files."""
+    row = gradebook_row(entry, suite, report, error, points)
+    book.record(row)
+    _write_reports(reports, entry, report, error)
+
+
+def gradebook_row(entry: Entry, suite: str, report: Report | None, error: str, points: dict) -> Row:
+    """The gradebook's row for ``entry``: its report's standing and scores, or, without a report,
+    why (``error``) and 0 out of ``points`` (exercise -> points)."""
     if report is not None:
-        row = Row(
+        return Row(
             entry.student,
             Standing.LESSON_ERROR
             if report.lesson_failed
@@ -614,9 +622,7 @@ def _store(
         if error.startswith(LESSON):
             standing = Standing.LESSON_ERROR
         zero = tuple(ExerciseResult(n, 0, points[n]) for n in points)
-        row = Row(entry.student, standing, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
-    book.record(row)
-    _write_reports(reports, entry, report, error)
+        return Row(entry.student, standing, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
 
 
 def _write_reports(reports: Path, entry: Entry, report: Report | None, error: str) -> None:

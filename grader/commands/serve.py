@@ -31,6 +31,8 @@ alone imports them, and the command line imports it only to serve.
 from __future__ import annotations
 
 import csv
+import html
+import io
 import json
 import math
 import os
@@ -49,7 +51,7 @@ from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..core.errors import IsolationRefused, UsageError
@@ -72,17 +74,28 @@ from ..core.service import (
     upload_suffix,
 )
 from ..core.settings import Isolation, Settings
-from ..formats.json_report import to_dict
-from ..formats.lms import read_roster
+from ..formats.gradebook import Gradebook
+from ..formats.html import to_html
+from ..formats.json_report import from_dict, to_dict
+from ..formats.lms import Export, Layout, read_roster, table
 from ..formats.queue import Queue
 from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import choose_level, processes_missing
-from .batch import GRACE, Entry, Grader, stream_options
+from .batch import GRACE, Entry, Grader, gradebook_row, stream_options, suite_hash
 
 #: Seconds an idle grading thread waits for the next upload before it looks at the queue again.
 IDLE = 1.0
 #: Seconds the service waits for its grading threads to end when it stops.
 GOODBYE = 10.0
+#: The pages' files (HTML, a script, a style sheet), served as they are.
+FILES = Path(__file__).resolve().parent / "service_files"
+#: What the pages may load: their own script and style sheet; the report's frame has its inline
+#: styles and pictures, and runs nothing (it is sandboxed).
+PAGE_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+REPORT_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'"
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,8 @@ class Service:
     """The level the submissions run at (chosen once, never ``auto``)."""
     max_upload: int
     per_minute: int
+    suite: str
+    """The fingerprint of what decides a grade besides the file (:func:`grader.commands.batch.suite_hash`)."""
 
     @property
     def database(self) -> Path:
@@ -104,6 +119,10 @@ class Service:
     @property
     def tokens(self) -> Path:
         return self.data / "tokens.csv"
+
+    @property
+    def instructor_token(self) -> Path:
+        return self.data / "instructor_token.txt"
 
 
 # the students and their tokens
@@ -120,6 +139,30 @@ def enrol(queue: Queue, tokens: Path, students: list[str]) -> list[str]:
     _append_tokens(tokens, given)  # first: a token stored but never written down would be lost
     queue.add_students([(student, token_hash(token)) for student, token in given])
     return new
+
+
+def instructor(queue: Queue, path: Path) -> bool:
+    """Make the instructor's token when there is none: written to ``path`` (readable by its owner
+    only), then its hash stored. Whether one was made."""
+    if queue.instructors():
+        return False
+    token = new_token()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as err:
+        raise UsageError(
+            f"the instructor's token {path} could not be written: {err.strerror or err}"
+        ) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"{path} is not a file: move it away, the service writes a token there")
+        os.fchmod(fd, 0o600)
+        f.write(token + "\n")
+        f.flush()
+        os.fsync(fd)
+    queue.add_instructor(token_hash(token))
+    return True
 
 
 def _append_tokens(path: Path, given: list[tuple[str, str]]) -> None:
@@ -181,6 +224,7 @@ class Workers:
 
     def _work(self, grader: Grader) -> None:
         queue = Queue(self.service.database)
+        book = Gradebook(self.service.database)
         try:
             while not self.stop.is_set():
                 submission = queue.claim()
@@ -194,8 +238,12 @@ class Workers:
                 queue.finish(
                     submission.id, report=json.dumps(to_dict(report)) if report else "", message=message
                 )
+                if report is not None and queue.latest_done(submission.student) == submission.id:
+                    entry = Entry(submission.student, Path(submission.file), submission.file_hash)
+                    book.record(gradebook_row(entry, self.service.suite, report, "", {}))
         finally:
             queue.close()
+            book.close()
 
     def _grade(self, grader: Grader, submission):
         name = self.service.lesson.name + Path(submission.file).suffix
@@ -219,7 +267,16 @@ def application(service: Service, wake: threading.Event) -> Starlette:
     """The ASGI application of ``service`` (its handlers run on the event loop's one thread,
     which alone uses its database connection); ``wake`` is set on every new submission."""
     queue = Queue(service.database)
+    book = Gradebook(service.database)
     students = queue.students()  # read once: new roster students need a restart
+    instructors = queue.instructors()
+    pages = {
+        name: (FILES / name)
+        .read_text(encoding="utf-8")
+        .replace("@LESSON@", html.escape(service.lesson.name))
+        .replace("@FILENAME@", html.escape(service.lesson.filename))
+        for name in ("student.html", "instructor.html", "service.js", "service.css")
+    }
     limit = RateLimit(service.per_minute)
     uploads = service.data / "submissions"
     uploads.mkdir(mode=0o700, exist_ok=True)
@@ -232,6 +289,22 @@ def application(service: Service, wake: threading.Event) -> Starlette:
                 401, "no valid token: send 'Authorization: Bearer TOKEN' with the token you were given"
             )
         return student
+
+    def the_instructor(request: Request) -> None:
+        token = bearer(request.headers.get("authorization"))
+        if student_of(token, instructors) is None:
+            if student_of(token, students) is not None:
+                raise Refused(403, "this needs the instructor's token, not a student's")
+            raise Refused(
+                401, "no valid token: send 'Authorization: Bearer TOKEN' with the instructor's token"
+            )
+
+    def page(name: str, kind: str):
+        async def serve_page(request: Request) -> Response:
+            headers = {"Content-Security-Policy": PAGE_POLICY, "X-Content-Type-Options": "nosniff"}
+            return Response(pages[name], media_type=kind, headers=headers)
+
+        return serve_page
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "lesson": service.lesson.name})
@@ -293,6 +366,46 @@ def application(service: Service, wake: threading.Event) -> Starlette:
             return JSONResponse(json.loads(submission.report))
         return JSONResponse({"id": submission.id, "status": "done", "problem": submission.message})
 
+    async def report_page(request: Request) -> Response:
+        student = caller(request)
+        submission = queue.get(submission_id(request.path_params["id"]), student)
+        if submission is None or not submission.report:
+            raise Refused(404, "there is no report for this submission (yet)")
+        page = to_html(from_dict(json.loads(submission.report)), heading=f"Submission {submission.id}")
+        headers = {"Content-Security-Policy": REPORT_POLICY, "X-Content-Type-Options": "nosniff"}
+        return Response(page, media_type="text/html", headers=headers)
+
+    async def the_class(request: Request) -> JSONResponse:
+        the_instructor(request)
+        counts, rows = queue.counts(), {row.student: row for row in book.rows()}
+        listed = []
+        for student, _ in students:
+            line: dict = {
+                "student": student,
+                "submissions": counts.get(student, 0),
+                "status": "no submission",
+            }
+            row = rows.get(student)
+            if row is not None:
+                score = None if row.standing.pending else row.score
+                line.update(status=row.standing.value, score=score, max_score=row.max_score)
+            listed.append(line)
+        return JSONResponse({"lesson": service.lesson.name, "students": listed})
+
+    async def class_csv(request: Request) -> Response:
+        the_instructor(request)
+        try:
+            layout = Layout(request.query_params.get("layout", "plain"))
+        except ValueError:
+            raise Refused(400, f"no such layout; choose {', '.join(x.value for x in Layout)}") from None
+        written = table(book.rows(), book.about()[1], Export(layout=layout), lesson=service.lesson.name)
+        out = io.StringIO()
+        writer = csv.writer(out, quoting=csv.QUOTE_ALL if written.quote_all else csv.QUOTE_MINIMAL)
+        writer.writerow(written.header)
+        writer.writerows(written.rows)
+        disposition = f'attachment; filename="{service.lesson.name}-{layout.value}.csv"'
+        return Response(out.getvalue(), media_type="text/csv", headers={"Content-Disposition": disposition})
+
     async def refused(request: Request, err: Refused) -> JSONResponse:
         extra = {"WWW-Authenticate": "Bearer"} if err.status == 401 else {}
         return _error(err.status, err.message, **extra)
@@ -309,10 +422,17 @@ def application(service: Service, wake: threading.Event) -> Starlette:
 
     return Starlette(
         routes=[
+            Route("/", page("student.html", "text/html")),
+            Route("/instructor", page("instructor.html", "text/html")),
+            Route("/service.js", page("service.js", "text/javascript")),
+            Route("/service.css", page("service.css", "text/css")),
             Route("/health", health),
             Route("/api/submissions", submit, methods=["POST"]),
             Route("/api/submissions", listing, methods=["GET"]),
             Route("/api/submissions/{id}", one, methods=["GET"]),
+            Route("/api/submissions/{id}/report.html", report_page, methods=["GET"]),
+            Route("/api/class", the_class, methods=["GET"]),
+            Route("/api/class.csv", class_csv, methods=["GET"]),
         ],
         exception_handlers={Refused: refused, HTTPException: http_error, Exception: failed},
     )
@@ -362,16 +482,23 @@ def main(
         raise IsolationRefused(f"serve runs on Linux and macOS ({missing} is missing here)")
     data = Path(data)
     data.mkdir(parents=True, exist_ok=True)
+    isolation = choose_level(settings.isolation, lesson.private)
     service = Service(
         data=data,
         lesson=lesson,
         settings=settings,
-        isolation=choose_level(settings.isolation, lesson.private),
+        isolation=isolation,
         max_upload=max_upload,
         per_minute=per_minute,
+        suite=suite_hash(lesson, settings, isolation=isolation),
     )
+    book = Gradebook(service.database)
+    book.describe(lesson.name, settings.exercises or lesson.exercises)  # for export and the class page
+    book.close()
     queue = Queue(service.database)
     try:
+        if instructor(queue, service.instructor_token):
+            print(f"grader: the instructor's token is in {service.instructor_token}", file=sys.stderr)
         added = enrol(queue, service.tokens, list(read_roster(roster, roster_key).ids)) if roster else []
         if not queue.students():
             raise UsageError("the service has no students yet: give --roster, a CSV with a column 'student'")

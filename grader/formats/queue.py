@@ -22,6 +22,9 @@ CREATE TABLE IF NOT EXISTS students (
     student     TEXT PRIMARY KEY,
     token_hash  TEXT NOT NULL UNIQUE   -- sha256 of the token, hex
 );
+CREATE TABLE IF NOT EXISTS instructors (
+    token_hash  TEXT PRIMARY KEY       -- sha256 of an instructor's token, hex
+);
 CREATE TABLE IF NOT EXISTS submissions (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     student     TEXT NOT NULL REFERENCES students(student),
@@ -109,6 +112,13 @@ class Queue:
             self.db.execute("ROLLBACK")
             raise
 
+    def instructors(self) -> list[tuple[str, str]]:
+        """Every instructor token's hash, as ("instructor", hash) pairs."""
+        return [("instructor", h) for (h,) in self.db.execute("SELECT token_hash FROM instructors")]
+
+    def add_instructor(self, token_hash: str) -> None:
+        self._write("INSERT OR IGNORE INTO instructors VALUES (?)", (token_hash,))
+
     # the queue
 
     def recover(self) -> int:
@@ -161,6 +171,17 @@ class Queue:
             f"SELECT {_COLUMNS} FROM submissions WHERE id = ? AND student = ?", (id_, student)
         ).fetchone()
         return None if found is None else _row(found)
+
+    def latest_done(self, student: str) -> int | None:
+        """The id of ``student``'s latest graded submission (the one their grade is), or None."""
+        found = self.db.execute(
+            "SELECT MAX(id) FROM submissions WHERE student = ? AND state = ?", (student, State.DONE)
+        ).fetchone()
+        return found[0] if found else None
+
+    def counts(self) -> dict[str, int]:
+        """How many submissions each student has sent."""
+        return dict(self.db.execute("SELECT student, COUNT(*) FROM submissions GROUP BY student"))
 
     def of(self, student: str) -> list[Submission]:
         """``student``'s submissions, oldest first."""
