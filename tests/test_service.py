@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sqlite3
@@ -42,6 +43,11 @@ NOTHING = b"x = 1\n"
 PER_MINUTE = 3
 #: A net under a wait for the service (start, a grade): far above what it takes at load 10.
 NET = 300.0
+#: A roster id a page would run if it wrote it as HTML.
+MARKUP = "<img src=x onerror=alert(1)>"
+#: The module service's students (each test sends from its own, the rate limit being per student),
+#: and FORMULA.
+STUDENTS = ("alice", "bob", "carol", "dave", "gina", "hana", "ivy", "jo", MARKUP)
 #: A roster id a spreadsheet would run as a formula if written as it is.
 FORMULA = "=HYPERLINK(1)"
 
@@ -140,7 +146,7 @@ def _roster(path: Path, students: list[str]) -> Path:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("service")
-    roster = _roster(tmp / "roster.csv", ["alice", "bob", "carol", "dave", "gina", "hana", FORMULA])
+    roster = _roster(tmp / "roster.csv", [*STUDENTS, FORMULA])
     started = Server(tmp / "data", roster, "--per-minute", str(PER_MINUTE))
     yield started
     started.stop()
@@ -190,15 +196,7 @@ def test_health_answers_without_a_token(server):
 
 def test_tokens_are_written_once_for_the_owner_only_and_stored_hashed(server):
     tokens = server.tokens()
-    assert set(tokens) == {
-        "alice",
-        "bob",
-        "carol",
-        "dave",
-        "gina",
-        "hana",
-        "'" + FORMULA,
-    }  # a formula made text
+    assert set(tokens) == {*STUDENTS, "'" + FORMULA}  # a formula made text
     assert len(set(tokens.values())) == len(tokens)
     assert stat.S_IMODE((server.data / "tokens.csv").stat().st_mode) == 0o600
     with sqlite3.connect(server.data / "gradebook.sqlite") as db:
@@ -403,3 +401,124 @@ def test_killed_with_9_the_service_grades_every_queued_submission_once_after_a_r
     assert sorted(after) == sorted(ids)
     assert all(state == "done" and finishes == 1 for state, finishes, _ in after.values()), after
     assert all(after[id_][2] == when for id_, when in graded.items())  # done before: never graded again
+
+
+# the pages, in a real headless Chromium
+
+
+class Browser:
+    """A headless Chromium driven through its DevTools protocol (one page)."""
+
+    def __init__(self, profile: Path):
+        websocket = pytest.importorskip("websocket")
+        found = (shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome"))
+        chromium = next((b for b in found if b), None)
+        if chromium is None:
+            pytest.skip("no headless Chromium here (Debian: apt-get install chromium; .ci/run installs it)")
+        self.proc = subprocess.Popen(
+            [chromium, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}"]
+            + ["--remote-debugging-port=0", "--remote-allow-origins=*", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        endpoint = ""
+        while not endpoint:  # Chromium says where it listens; a Chromium that ends says nothing more
+            line = self.proc.stderr.readline().decode(errors="replace")
+            assert line, "Chromium ended before it listened"
+            if "DevTools listening on " in line:
+                endpoint = line.split("DevTools listening on ")[1].strip()
+        port = endpoint.split(":")[2].split("/")[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=NET) as answer:
+            page = next(t for t in json.load(answer) if t["type"] == "page")
+        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=NET, suppress_origin=True)
+        self.next_id = 0
+
+    def send(self, method: str, **params) -> dict:
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == self.next_id:
+                assert "error" not in message, message
+                return message["result"]
+
+    def run(self, expression: str):
+        """The value of a JavaScript expression in the page (a promise is awaited)."""
+        answer = self.send("Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True)
+        assert "exceptionDetails" not in answer, answer
+        return answer["result"].get("value")
+
+    def open(self, url: str) -> None:
+        self.send("Page.navigate", url=url)
+        self.until("document.readyState === 'complete' && !!document.getElementById('token')")
+
+    def until(self, expression: str):
+        """The expression's value once it is true (within the net)."""
+        deadline = time.monotonic() + NET
+        while not (value := self.run(expression)):
+            assert time.monotonic() < deadline, f"never true: {expression}"
+            time.sleep(0.2)
+        return value
+
+    def choose_file(self, selector: str, path: Path) -> None:
+        root = self.send("DOM.getDocument")["root"]["nodeId"]
+        node = self.send("DOM.querySelector", nodeId=root, selector=selector)["nodeId"]
+        self.send("DOM.setFileInputFiles", files=[str(path)], nodeId=node)
+
+    def close(self) -> None:
+        self.ws.close()
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.proc.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    started = Browser(tmp_path_factory.mktemp("chromium"))
+    yield started
+    started.close()
+
+
+def test_a_student_hands_in_on_the_page_and_sees_the_report_with_its_pictures(server, browser):
+    browser.open(server.url + "/")
+    browser.run(f"document.getElementById('token').value = {json.dumps(server.tokens()['ivy'])}")
+    browser.choose_file("#file", TYPICAL)
+    browser.run("document.getElementById('send').click()")
+    status = browser.until(
+        "(t => /graded|could not|error|token/i.test(t) && t)(document.getElementById('status').textContent)"
+    )
+    assert status.endswith("graded: 61/86"), status
+    frame = "document.getElementById('report')"
+    assert browser.run(
+        f"{frame}.hasAttribute('sandbox') && {frame}.sandbox.length === 0"
+    )  # nothing runs there
+    assert browser.run(f"{frame}.getBoundingClientRect().height") > 100  # shown
+    report = browser.run(f"{frame}.srcdoc")
+    assert "wrong-scale" in report and "<svg" in report  # the likely mistake and the pictures
+    browser.until("document.querySelectorAll('#submissions tbody tr').length === 1")
+    assert "61/86" in browser.run("document.querySelector('#submissions tbody tr').textContent")
+
+
+def test_the_instructor_sees_the_class_and_exports_it_and_no_name_runs_as_html(server, browser):
+    jo = server.tokens()["jo"]
+    server.report(jo, server.upload(jo, NOTHING)[1]["id"])
+    browser.open(server.url + "/instructor")
+    token = (server.data / "instructor_token.txt").read_text(encoding="utf-8").strip()
+    assert stat.S_IMODE((server.data / "instructor_token.txt").stat().st_mode) == 0o600
+    browser.run(f"document.getElementById('token').value = {json.dumps(token)}")
+    browser.run("document.getElementById('load').click()")
+    browser.until("/students/.test(document.getElementById('status').textContent)")
+    rows = browser.run(
+        "[...document.querySelectorAll('#class tbody tr')].map(r => [...r.cells].map(c => c.textContent))"
+    )
+    by_student = {row[0]: row for row in rows}
+    assert set(by_student) == {*STUDENTS, FORMULA}
+    assert by_student["jo"][1:] == ["1", "graded", "0/86"] and by_student[MARKUP][2] == "no submission"
+    assert browser.run("document.querySelectorAll('img').length") == 0  # the name stayed text
+    browser.run("document.getElementById('layout').value = 'canvas'")
+    browser.run("document.getElementById('export').click()")
+    csv_text = browser.until("document.getElementById('csv').textContent")
+    assert csv_text.startswith("Student,ID,SIS User ID,SIS Login ID,Section,attention")
+    assert "jo,,,jo,,0" in csv_text.splitlines()
+    assert server.call("GET", "/api/class", server.tokens()["alice"])[0] == 403  # a student's token
