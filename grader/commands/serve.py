@@ -21,6 +21,13 @@ which the student release (without the reference) cannot do.
   the batch's (:class:`grader.commands.batch.Grader`: ``grade-stream`` zygotes, a sandboxed child
   per submission). A submission is ``done`` once graded and never graded again; one that was
   being graded when the service was killed is queued again when it starts.
+* Pages: ``/`` for students (token, upload, the HTML report with its pictures, their
+  submissions) and ``/instructor`` (the class's latest grades, CSV export in the LMS layouts of
+  :mod:`grader.formats.lms`), plain HTML and one script (``service_files/``). The instructor's
+  token is written once to ``DIR/instructor_token.txt``; ``GET /api/class`` and
+  ``GET /api/class.csv?layout=plain|canvas|moodle|blackboard`` take it (a student's token: 403).
+  A student's latest graded submission is also their row of the gradebook
+  (:mod:`grader.formats.gradebook`), so ``export --from DIR/gradebook.csv`` reads it too.
 * An upload is stored under a name the service chooses (``DIR/submissions/RANDOM/NAME.py``);
   the name the sender gave is read for its suffix only.
 
