@@ -197,7 +197,8 @@ def parser() -> argparse.ArgumentParser:
         "--token",
         default=None,
         metavar="TOKEN",
-        help=f"your token for the grading service (default ${remote.TOKEN_VARIABLE})",
+        help=f"your token for the grading service (default ${remote.TOKEN_VARIABLE}, better: a command "
+        "line can be seen by other users of the machine)",
     )
     c.add_argument(
         "--public",
@@ -554,6 +555,12 @@ def _remote(args) -> remote.Remote | None:
     if not server.startswith(("http://", "https://")):
         raise UsageError(
             f"--server takes the service's address, http://... or https://..., got {one_line(server)}"
+        )
+    if remote.in_clear(server):
+        print(
+            "grader: warning: the token goes to the service unencrypted (http://, not on this machine); "
+            "ask your instructor for its https:// address",
+            file=sys.stderr,
         )
     return remote.Remote(server, token)
 

@@ -19,15 +19,19 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from grader.core.service import MAX_UPLOAD, RateLimit, Refused, student_of, submission_id, token_hash
 from grader.core.service import upload_suffix as suffix_of
+
+from grader.commands.remote import in_clear
 
 from .support import ROOT, python
 
@@ -184,6 +188,12 @@ def test_the_senders_file_name_decides_the_suffix_only():
     assert suffix_of(b"x = 1", "../../etc/passwd.ipynb") == ".ipynb"
     assert suffix_of(b"{}", "whatever") == ".ipynb"
     assert suffix_of(b"x = 1", None) == ".py"
+
+
+def test_a_token_is_said_to_cross_the_network_in_clear_over_http_to_another_machine():
+    assert in_clear("http://grader.example.edu:8000")
+    assert not in_clear("https://grader.example.edu")
+    assert not in_clear("http://127.0.0.1:8000") and not in_clear("http://localhost/")
 
 
 # the real service
@@ -348,6 +358,47 @@ def test_check_server_says_in_a_sentence_when_the_service_cannot_be_used(server)
         env={**os.environ, "GRADER_TOKEN": ""},
     )
     assert run.returncode == 2 and "token" in run.stderr
+
+
+def test_check_server_follows_no_redirect_with_the_token():
+    """A service that answers with a redirect (moved, or a hostile one) never gets the token sent
+    on to where it points, another host perhaps: urllib would send it there."""
+    seen: list[str] = []
+
+    class Elsewhere(BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization", ""))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"id": 1, "status": "done", "problem": "reached"}')  # ends the client
+
+        do_POST = do_GET
+
+        def log_message(self, *args):
+            pass
+
+    elsewhere = ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+
+    class Moved(Elsewhere):
+        def do_POST(self):
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{elsewhere.server_address[1]}{self.path}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    moved = ThreadingHTTPServer(("127.0.0.1", 0), Moved)
+    for server in (elsewhere, moved):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{moved.server_address[1]}"
+        run = python("check", "--server", url, "--token", "grader_secret", "--lesson", LESSON, str(TYPICAL))
+    finally:
+        for server in (elsewhere, moved):
+            server.shutdown()
+            server.server_close()
+    assert seen == []
+    assert run.returncode == 2 and "redirect" in run.stderr, run.stderr
 
 
 def test_the_commands_that_grade_run_without_the_web_packages():

@@ -11,6 +11,7 @@ import json
 import secrets
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
@@ -29,6 +30,18 @@ WAIT = 600.0
 #: The environment variables that stand for ``--server`` and ``--token``.
 SERVER_VARIABLE = "GRADER_SERVER"
 TOKEN_VARIABLE = "GRADER_TOKEN"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib would send the token on to wherever it points, another host
+    included; the redirect is answered as an error instead (see :func:`_refusal`)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+#: How the client opens its requests: as urllib's own, but following no redirect.
+OPENER = urllib.request.build_opener(_NoRedirect())
 
 
 class ServiceError(Exception):
@@ -52,6 +65,13 @@ class Remote:
         return self.server.rstrip("/")
 
 
+def in_clear(server: str) -> bool:
+    """Whether a token sent to ``server`` crosses a network unencrypted: plain ``http://`` to a
+    host other than this machine."""
+    parts = urllib.parse.urlsplit(server)
+    return parts.scheme == "http" and (parts.hostname or "") not in ("127.0.0.1", "::1", "localhost")
+
+
 def _request(remote: Remote, method: str, path: str, body: bytes | None = None, headers=None) -> dict:
     """The JSON the service answers to one request; ServiceError for any other outcome."""
     request = urllib.request.Request(
@@ -61,7 +81,7 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
         headers={"Authorization": f"Bearer {remote.token}", "Accept": "application/json", **(headers or {})},
     )
     try:
-        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as answer:  # noqa: S310 - the user's URL
+        with OPENER.open(request, timeout=REQUEST_TIMEOUT) as answer:
             return _json(answer.read(MAX_ANSWER + 1))
     except urllib.error.HTTPError as err:
         try:
@@ -96,6 +116,11 @@ def _refusal(status: int, said: str, remote: Remote) -> str:
     said = one_line(said)
     if status == 401:
         return f"the grading service refused your token ({said or 'unauthorised'}); check the token you were given"
+    if 300 <= status < 400:
+        return (
+            f"the grading service at {one_line(remote.base)} answered with a redirect (HTTP {status}), "
+            "which the client does not follow with your token; give --server the address it moved to"
+        )
     if status in (413, 429, 400) and said:
         return f"the grading service turned the file down: {said}"
     return f"the grading service at {one_line(remote.base)} answered HTTP {status}" + (
