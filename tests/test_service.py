@@ -28,10 +28,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.commands.remote import in_clear
 from grader.core.service import MAX_UPLOAD, RateLimit, Refused, student_of, submission_id, token_hash
 from grader.core.service import upload_suffix as suffix_of
-
-from grader.commands.remote import in_clear
 
 from .support import ROOT, python
 
