@@ -599,7 +599,7 @@ SERVER_PACKAGES = ("starlette", "uvicorn", "multipart", "python_multipart")
 
 
 def _serve(args, lesson: Lesson, settings: Settings) -> int:
-    """Run ``serve``. Its web packages are an extra (``pip install 'attention-autograder[server]'``):
+    """Run ``serve``. Its web packages are an extra (``pip install -e '.[server]'``):
     they are imported here, when serving, so that every other command runs without them."""
     try:
         from .commands import serve
@@ -607,8 +607,8 @@ def _serve(args, lesson: Lesson, settings: Settings) -> int:
         if (err.name or "").split(".")[0] not in SERVER_PACKAGES:
             raise
         raise UsageError(
-            f"serve needs the server extra ({err.name} is not installed): "
-            "pip install 'attention-autograder[server]'"
+            f"serve needs the web packages of the server extra ({err.name} is missing): "
+            "pip install -e '.[server]' in the grader's folder"
         ) from None
     return serve.main(
         lesson=lesson,

@@ -416,6 +416,22 @@ def test_the_commands_that_grade_run_without_the_web_packages():
     assert run.stdout.strip() == "[]", run.stderr
 
 
+def test_serve_without_the_web_packages_says_what_to_install(tmp_path):
+    script = (
+        "import sys; sys.modules['starlette'] = None; from grader.cli import main; "
+        f"sys.exit(main(['serve', '--lesson', '{LESSON}', '--data', sys.argv[1]]))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "data")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=NET,
+    )
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    assert "pip install -e '.[server]'" in run.stderr and "starlette" in run.stderr
+
+
 def test_killed_with_9_the_service_grades_every_queued_submission_once_after_a_restart(tmp_path):
     roster = _roster(tmp_path / "roster.csv", ["erin"])
     first = Server(tmp_path / "data", roster, "--per-minute", "20")
