@@ -416,6 +416,32 @@ def test_the_commands_that_grade_run_without_the_web_packages():
     assert run.stdout.strip() == "[]", run.stderr
 
 
+def test_a_link_where_the_tokens_go_is_refused_not_followed(tmp_path):
+    (tmp_path / "data").mkdir()
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("kept\n", encoding="utf-8")
+    (tmp_path / "data" / "tokens.csv").symlink_to(elsewhere)
+    roster = _roster(tmp_path / "roster.csv", ["kim"])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "serve", "--lesson", LESSON, "--data", str(tmp_path / "data")]
+        + ["--roster", str(roster), "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    started = proc.stdout.readline().decode()  # its address once serving; nothing once refused
+    if started:
+        os.killpg(proc.pid, signal.SIGTERM)
+    said = proc.stderr.read().decode()
+    proc.wait()
+    proc.stdout.close()
+    proc.stderr.close()
+    assert not started and proc.returncode == 2, said
+    assert "tokens" in said and "Traceback" not in said, said
+    assert elsewhere.read_text(encoding="utf-8") == "kept\n"
+
+
 def test_serve_without_the_web_packages_says_what_to_install(tmp_path):
     script = (
         "import sys; sys.modules['starlette'] = None; from grader.cli import main; "

@@ -50,8 +50,11 @@ import stat
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import uvicorn
 from starlette.applications import Starlette
@@ -154,40 +157,38 @@ def instructor(queue: Queue, path: Path) -> bool:
     if queue.instructors():
         return False
     token = new_token()
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as err:
-        raise UsageError(
-            f"the instructor's token {path} could not be written: {err.strerror or err}"
-        ) from None
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UsageError(f"{path} is not a file: move it away, the service writes a token there")
-        os.fchmod(fd, 0o600)
+    with _secret_file(path, "the instructor's token", append=False) as (f, _):
         f.write(token + "\n")
-        f.flush()
-        os.fsync(fd)
     queue.add_instructor(token_hash(token))
     return True
 
 
 def _append_tokens(path: Path, given: list[tuple[str, str]]) -> None:
     """Append ``student,token`` rows to the CSV ``path`` (its header first when it is new)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    with _secret_file(path, "the students' tokens", append=True) as (f, new):
+        writer = csv.writer(f)
+        if new:
+            writer.writerow(("student", "token"))
+        writer.writerows((csv_cell(student), token) for student, token in given)
+
+
+@contextmanager
+def _secret_file(path: Path, what: str, *, append: bool) -> Iterator[tuple[TextIO, bool]]:
+    """(``path`` open to write text, whether it was empty), readable by its owner only (a file
+    left with wider rights is narrowed), written to disk when the block ends. A link, a pipe or
+    anything but a plain file at ``path`` is refused, never followed or written to."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    flags |= os.O_APPEND if append else os.O_TRUNC
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as err:
-        raise UsageError(f"the tokens file {path} could not be written: {err.strerror or err}") from None
+        raise UsageError(f"{what} could not be written to {path}: {err.strerror or err}") from None
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"{path} is not a file: move it away, the service writes the tokens there")
-        os.fchmod(fd, 0o600)  # a file left by someone else with wider rights is narrowed
-        writer = csv.writer(f)
-        if info.st_size == 0:
-            writer.writerow(("student", "token"))
-        writer.writerows((csv_cell(student), token) for student, token in given)
+            raise UsageError(f"{path} is not a file: move it away, the service writes {what} there")
+        os.fchmod(fd, 0o600)
+        yield f, info.st_size == 0
         f.flush()
         os.fsync(fd)
 
