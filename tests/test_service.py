@@ -462,7 +462,7 @@ def test_killed_with_9_the_service_grades_every_queued_submission_once_after_a_r
     roster = _roster(tmp_path / "roster.csv", ["erin"])
     first = Server(tmp_path / "data", roster, "--per-minute", "20")
     token = first.tokens()["erin"]
-    ids = [first.upload(token, NOTHING + b"# %d\n" % n)[1]["id"] for n in range(6)]
+    ids = [first.upload(token, NOTHING + b"# %d\n" % n)[1]["id"] for n in range(8)]
     database = tmp_path / "data" / "gradebook.sqlite"
     deadline = time.monotonic() + NET
     while first.call("GET", f"/api/submissions/{ids[0]}", token)[1].get("status") in ("queued", "grading"):
