@@ -663,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
                 colour=args.colour,
                 html=args.html,
                 recheck=_recheck(args),
-                remote=_remote(args),
+                service=_remote(args),
             )
         if args.command == "grade":
             return grade.main(

@@ -15,7 +15,7 @@ from ..engine.run import run_checks
 from ..formats.html import to_html
 from ..formats.terminal import Style
 from ..formats.text import WIDTH, to_text
-from . import remote as service
+from . import remote
 
 
 def terminal_layout(stream, colour: str | None) -> tuple[Style, int]:
@@ -36,7 +36,7 @@ def main(
     colour: str | None = None,
     html: Path | None = None,
     recheck: str | None = None,
-    remote: service.Remote | None = None,
+    service: remote.Remote | None = None,
 ) -> int:
     """Check ``path`` (default: the lesson's stubs, the student's file) and print the report
     (every failure in full with ``details``; also as an HTML page written to ``html``); 0 when every
@@ -45,17 +45,17 @@ def main(
     says so, and to run it again), 1 otherwise. ``recheck`` is the command that runs it again
     (default: ``check`` and the path).
 
-    With ``remote``, the file is graded by the grading service (:mod:`grader.commands.serve`),
+    With ``service``, the file is graded by the grading service (:mod:`grader.commands.serve`),
     which holds the reference: its report, printed here as a local one would be, is the official
     visible grade. A service that cannot be used is said in one sentence: exit 2 (75 when it
     still had the file queued when the client stopped waiting)."""
     intake, file = take_in(lesson.stubs if path is None else path, lesson.filename)
-    if remote is not None and not isinstance(intake, IntakeError):  # a refused file: said locally
+    if service is not None and not isinstance(intake, IntakeError):  # a refused file: said locally
         try:
-            report = service.report_of(remote, service.submit(remote, lesson.filename, intake.source))
-        except service.ServiceError as err:
+            report = remote.report_of(service, remote.submit(service, lesson.filename, intake.source))
+        except remote.ServiceError as err:
             print(f"grader: {err}", file=sys.stderr)
-            return UNFINISHED_EXIT if isinstance(err, service.StillGrading) else 2
+            return UNFINISHED_EXIT if isinstance(err, remote.StillGrading) else 2
         how = "the grading service's checks (the official visible grade)"
     else:
         report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
