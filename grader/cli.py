@@ -28,6 +28,7 @@ from .commands import (
     nbgrader_course,
     new_lesson,
     release,
+    remote,
     stream,
 )
 from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
@@ -35,6 +36,7 @@ from .core.inert import one_line
 from .core.intake import IntakeError
 from .core.lesson import COURSE_VARIABLE, Course, Lesson, find_course, is_course
 from .core.results import LESSON_ERROR_EXIT
+from .core.service import MAX_UPLOAD, PER_MINUTE
 from .core.settings import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
@@ -64,6 +66,12 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text}")
     return value
+
+
+def _port(text: str) -> int:
+    if not (text.isascii() and text.isdigit() and int(text) <= 65535):
+        raise argparse.ArgumentTypeError(f"expected a port, a whole number from 0 to 65535, got {text}")
+    return int(text)
 
 
 def _points(text: str) -> float:
@@ -179,6 +187,20 @@ def parser() -> argparse.ArgumentParser:
         help="try fresh random inputs, more of them (scores may differ from grading)",
     )
     c.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help=f"have the course's grading service grade the file: the official visible grade "
+        f"(default ${remote.SERVER_VARIABLE}; without either, the checks run here)",
+    )
+    c.add_argument(
+        "--token",
+        default=None,
+        metavar="TOKEN",
+        help=f"your token for the grading service (default ${remote.TOKEN_VARIABLE}, better: a command "
+        "line can be seen by other users of the machine)",
+    )
+    c.add_argument(
         "--public",
         action="store_true",
         help="run only the checks students are shown (as in the student release)",
@@ -189,6 +211,11 @@ def parser() -> argparse.ArgumentParser:
     )
     g.add_argument(
         "path", type=Path, help="the lesson's file (NAME.py or a notebook), or a folder holding it"
+    )
+    g.add_argument(
+        "--public",
+        action="store_true",
+        help="run only the checks students are shown (the grade the grading service gives them)",
     )
     g.add_argument("--format", dest="fmt", choices=grade.FORMATS, default="text")
     g.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
@@ -321,11 +348,59 @@ def parser() -> argparse.ArgumentParser:
         help="the release's workflow fails a push whose score is below POINTS (default: never fails)",
     )
 
-    sub.add_parser(
+    gs = sub.add_parser(
         "grade-stream",
         parents=[common, isolation],
-        help="grade the file named on each stdin line; a JSON report per line (used by batch)",
+        help="grade the file named on each stdin line; a JSON report per line (used by batch and serve)",
     )
+    gs.add_argument("--public", action="store_true", help="run only the checks students are shown")
+
+    sv = sub.add_parser(
+        "serve",
+        parents=[where, isolation],
+        help="run the grading service: students upload, the checks run against the reference "
+        "(needs the server extra)",
+    )
+    sv.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="the service's folder: its database (gradebook.sqlite), tokens.csv and the uploads",
+    )
+    sv.add_argument(
+        "--roster",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a CSV of the class: each student not known yet gets a token, appended to DIR/tokens.csv",
+    )
+    sv.add_argument(
+        "--roster-key",
+        default="student",
+        metavar="COLUMN",
+        help="the roster's column of student ids (default: student)",
+    )
+    sv.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    sv.add_argument("--port", type=_port, default=8000, help="the port (default 8000; 0: any free one)")
+    sv.add_argument("--jobs", type=_positive, default=1, help="submissions graded at once (default 1)")
+    sv.add_argument(
+        "--per-minute",
+        type=_positive,
+        default=PER_MINUTE,
+        metavar="N",
+        help=f"submissions one student may send in a minute (default {PER_MINUTE})",
+    )
+    sv.add_argument(
+        "--max-upload",
+        type=_positive,
+        default=MAX_UPLOAD,
+        metavar="BYTES",
+        help=f"the largest file accepted (default {MAX_UPLOAD})",
+    )
+    sv.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS")
+    sv.add_argument("--max-examples", type=_positive, default=None, metavar="N")
+    sv.set_defaults(public=True)  # students see the visible checks: the service runs those alone
 
     n = sub.add_parser(
         "nbgrader-course",
@@ -405,7 +480,7 @@ def _new_course_root(given: Path | None) -> Path:
 
 
 #: The commands that grade on the command line's settings (``gradescope-run`` chooses its own).
-_GRADING = ("check", "grade", "gallery", "batch", "grade-stream", "catalog")
+_GRADING = ("check", "grade", "gallery", "batch", "grade-stream", "catalog", "serve")
 
 
 def _settings(args, lesson: Lesson) -> Settings:
@@ -458,9 +533,36 @@ def _recheck(args) -> str:
     if args.lesson is not None:
         words += ["--lesson", args.lesson]
     words += [flag for flag, on in (("--public", args.public), ("--explore", args.explore)) if on]
+    if args.server is not None:  # the token is left out: it is secret (and $GRADER_TOKEN holds it)
+        words += ["--server", args.server]
     if args.path is not None:
         words.append(str(args.path))
     return shlex.join(words)
+
+
+def _remote(args) -> remote.Remote | None:
+    """The grading service ``check`` sends the file to: ``--server``, else $GRADER_SERVER, with
+    ``--token``, else $GRADER_TOKEN; None when neither names a service (the checks run here)."""
+    server = args.server or os.environ.get(remote.SERVER_VARIABLE, "").strip()
+    if not server:
+        return None
+    token = args.token or os.environ.get(remote.TOKEN_VARIABLE, "").strip()
+    if not token:
+        raise UsageError(
+            f"the grading service needs your token: give --token, or set ${remote.TOKEN_VARIABLE} "
+            "(your instructor handed it out)"
+        )
+    if not server.startswith(("http://", "https://")):
+        raise UsageError(
+            f"--server takes the service's address, http://... or https://..., got {one_line(server)}"
+        )
+    if remote.in_clear(server):
+        print(
+            "grader: warning: the token goes to the service unencrypted (http://, not on this machine); "
+            "ask your instructor for its https:// address",
+            file=sys.stderr,
+        )
+    return remote.Remote(server, token)
 
 
 def _nbgrader_lesson(course: Course, course_dir: Path, assignment: str | None) -> Lesson:
@@ -490,6 +592,36 @@ def _lessons(args, course: Course) -> tuple[Lesson, ...]:
     if not course.lessons:
         course.choose()  # raises, saying the course holds no lesson
     return course.lessons
+
+
+#: What the server extra installs, by the name each is imported as.
+SERVER_PACKAGES = ("starlette", "uvicorn", "multipart", "python_multipart")
+
+
+def _serve(args, lesson: Lesson, settings: Settings) -> int:
+    """Run ``serve``. Its web packages are an extra (``pip install -e '.[server]'``):
+    they are imported here, when serving, so that every other command runs without them."""
+    try:
+        from .commands import serve
+    except ImportError as err:
+        if (err.name or "").split(".")[0] not in SERVER_PACKAGES:
+            raise
+        raise UsageError(
+            f"serve needs the web packages of the server extra ({err.name} is missing): "
+            "pip install -e '.[server]' in the grader's folder"
+        ) from None
+    return serve.main(
+        lesson=lesson,
+        settings=settings,
+        data=args.data,
+        roster=args.roster,
+        roster_key=args.roster_key,
+        host=args.host,
+        port=args.port,
+        jobs=args.jobs,
+        per_minute=args.per_minute,
+        max_upload=args.max_upload,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -531,6 +663,7 @@ def main(argv: list[str] | None = None) -> int:
                 colour=args.colour,
                 html=args.html,
                 recheck=_recheck(args),
+                service=_remote(args),
             )
         if args.command == "grade":
             return grade.main(
@@ -555,6 +688,8 @@ def main(argv: list[str] | None = None) -> int:
                 export=_export(args),
                 junit=args.junit,
             )
+        if args.command == "serve":
+            return _serve(args, lesson, settings)
         if args.command == "gradescope-bundle":
             return gradescope.bundle(lesson=lesson, out=args.out)
         if args.command == "gradescope-run":

@@ -279,7 +279,7 @@ def _fake_batch(tmp_path, monkeypatch, unfinished_times: dict[str, int]):
         unfinished_times[entry.student] = left - 1
         return entry, (_unfinished_report() if left > 0 else finished), ""
 
-    monkeypatch.setattr(batch._Grader, "grade", grade)
+    monkeypatch.setattr(batch.Grader, "grade", grade)
     settings = resolve("batch", lesson_exercises=ATTENTION.exercises, isolation="auto")
     out = tmp_path / "gradebook.csv"
     code = batch.main(lesson=ATTENTION, settings=settings, folder=klass, out=out, jobs=2)

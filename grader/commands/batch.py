@@ -110,6 +110,27 @@ def suite_hash(lesson: Lesson, settings: Settings, *, isolation: Isolation) -> s
     return fingerprint(lesson, settings, isolation=isolation.value, packages=DECIDING_PACKAGES)
 
 
+def stream_options(lesson: Lesson, settings: Settings, isolation: Isolation) -> list[str]:
+    """The command line of a ``grade-stream`` process that grades as ``settings`` say, at
+    ``isolation`` (a level already chosen, never ``auto``)."""
+    limits = settings.limits
+    return [
+        "--course",
+        str(lesson.root),
+        "--lesson",
+        lesson.name,
+        "--isolation",
+        isolation.value,
+        "--call-timeout",
+        str(limits.call_timeout),
+        "--total-timeout",
+        str(limits.total_timeout),
+        "--max-examples",
+        str(settings.examples),
+        *(() if settings.include_hidden else ("--public",)),
+    ]
+
+
 def discover(folder: Path, filename: str) -> tuple[list[Entry], list[str]]:
     """The submissions in ``folder`` and remarks about what looks odd there.
 
@@ -181,7 +202,7 @@ def _cores() -> list[int]:
         return []
 
 
-class _Grader:
+class Grader:
     """A long-lived ``grade-stream`` process: Python, pytest and the checks are loaded once, not
     per submission, and each submission is graded in a process forked from it
     (:mod:`grader.commands.zygote`)."""
@@ -343,7 +364,7 @@ def main(
         )
     isolation = choose_level(settings.isolation, lesson.private)  # refused here, once, not for every student
     jobs = jobs or os.cpu_count() or 1
-    limits, examples = settings.limits, settings.examples
+    limits = settings.limits
     suite = suite_hash(lesson, settings, isolation=isolation)
     book = Gradebook(out.with_suffix(".sqlite"))
     book.describe(lesson.name, lesson.exercises)  # for an export or a class report made later
@@ -375,20 +396,7 @@ def main(
         f"{len(entries) - len(todo)} unchanged since the last run",
         file=sys.stderr,
     )
-    options = [
-        "--course",
-        str(lesson.root),
-        "--lesson",
-        lesson.name,
-        "--isolation",
-        isolation.value,
-        "--call-timeout",
-        str(limits.call_timeout),
-        "--total-timeout",
-        str(limits.total_timeout),
-        "--max-examples",
-        str(examples),
-    ]
+    options = stream_options(lesson, settings, isolation)
     progress = Progress(len(todo))
     failures: list[str] = []
     running: dict[str, subprocess.Popen] = {}
@@ -396,10 +404,10 @@ def main(
     stop = threading.Event()  # set once interrupted: no submission is started after that
     scratch = Path(tempfile.mkdtemp(prefix="grader-batch-"))  # the grading processes' TMPDIR
     environment = {**os.environ, "TMPDIR": str(scratch)}
-    graders: queue.Queue[_Grader] = queue.Queue()
+    graders: queue.Queue[Grader] = queue.Queue()
     cores = _cores()
     for job in range(jobs):
-        graders.put(_Grader(options, cores[job % len(cores)] if len(cores) > 1 else None, environment))
+        graders.put(Grader(options, cores[job % len(cores)] if len(cores) > 1 else None, environment))
     limit = WALL_FACTOR * limits.total_timeout + GRACE
 
     def grade(entry: Entry):
@@ -458,7 +466,7 @@ def main(
             pool.shutdown(wait=True)
             _close_all(graders)
             for _ in range(AGAIN_JOBS):
-                graders.put(_Grader(options, None, environment))
+                graders.put(Grader(options, None, environment))
             pool = ThreadPoolExecutor(max_workers=AGAIN_JOBS)
             progress = Progress(len(again))
             left = grade_all(again, pool)
@@ -583,8 +591,16 @@ def _store(
     book, reports: Path, entry: Entry, suite: str, report: Report | None, error: str, points: dict
 ) -> None:
     """Record one student: the database first, then the report files."""
+    row = gradebook_row(entry, suite, report, error, points)
+    book.record(row)
+    _write_reports(reports, entry, report, error)
+
+
+def gradebook_row(entry: Entry, suite: str, report: Report | None, error: str, points: dict) -> Row:
+    """The gradebook's row for ``entry``: its report's standing and scores, or, without a report,
+    why (``error``) and 0 out of ``points`` (exercise -> points)."""
     if report is not None:
-        row = Row(
+        return Row(
             entry.student,
             Standing.LESSON_ERROR
             if report.lesson_failed
@@ -606,9 +622,7 @@ def _store(
         if error.startswith(LESSON):
             standing = Standing.LESSON_ERROR
         zero = tuple(ExerciseResult(n, 0, points[n]) for n in points)
-        row = Row(entry.student, standing, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
-    book.record(row)
-    _write_reports(reports, entry, report, error)
+        return Row(entry.student, standing, entry.file_hash, suite, 0, sum(points.values()), zero, "", error)
 
 
 def _write_reports(reports: Path, entry: Entry, report: Report | None, error: str) -> None:
