@@ -58,6 +58,7 @@ from typing import TextIO
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -350,8 +351,8 @@ def application(service: Service, wake: threading.Event) -> Starlette:
             await form.close()
         check_upload(data, cap)
         file = _store(uploads, service.lesson.name + upload_suffix(data, wire_name), data)
-        try:
-            intake = open_submission(file, service.lesson.filename)
+        try:  # off the event loop: a notebook's intake reads and parses it, and nobody waits on it
+            intake = await run_in_threadpool(open_submission, file, service.lesson.filename)
         except IntakeError as err:
             shutil.rmtree(file.parent, ignore_errors=True)
             raise Refused(400, err.message) from None
