@@ -353,7 +353,7 @@ def test_a_long_file_waits_for_a_sandbox_slow_to_start(tmp_path, monkeypatch, ca
     folder.mkdir()
     (folder / "attention.py").write_text(ATTENTION.solution.read_text() + ("\n# " + "x" * 1000) * 1000 + "\n")
     launch = wardens.subprocess.Popen
-    delay = f"sleep {wardens.WARDEN_TIMEOUT + 1:g}; exec \"$@\""
+    delay = f'sleep {wardens.WARDEN_TIMEOUT + 1:g}; exec "$@"'
 
     def slow(command, **options):
         return launch(["sh", "-c", delay, "sh", *command], **options)
@@ -361,7 +361,9 @@ def test_a_long_file_waits_for_a_sandbox_slow_to_start(tmp_path, monkeypatch, ca
     monkeypatch.setattr(wardens, "_WARDENS", [])  # none already started: this one is launched late
     monkeypatch.setattr(wardens.subprocess, "Popen", slow)
     try:
-        code = main(["grade", str(folder), "--format", "json", "--isolation", "auto", "--only", "merge_heads"])
+        code = main(
+            ["grade", str(folder), "--format", "json", "--isolation", "auto", "--only", "merge_heads"]
+        )
     finally:
         for warden in wardens._WARDENS:
             warden.kill()

@@ -453,7 +453,12 @@ class Warden(Deadlined):
         )
 
     def post(
-        self, message: dict, fds: tuple[int, ...] = (), *, keeper: bool = False, seconds: float = WARDEN_TIMEOUT
+        self,
+        message: dict,
+        fds: tuple[int, ...] = (),
+        *,
+        keeper: bool = False,
+        seconds: float = WARDEN_TIMEOUT,
     ) -> None:
         """Send a request to the warden (or, with ``keeper``, to the submission's keeper), within
         ``seconds`` of the wall clock; its reply is read by :meth:`collect`."""
