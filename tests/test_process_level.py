@@ -3,8 +3,12 @@ without it, a locked-down container). No namespaces, but the same warden, limits
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import py_compile
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -333,3 +337,32 @@ def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
     finally:
         for line in _sandbox_users_alive(scratch):
             os.kill(int(line.split()[0]), 9)
+
+
+@as_root
+def test_the_process_level_as_root_refuses_a_readable_copy_of_the_references_bytecode():
+    """Python keeps the reference's bytecode beside it (``solutions/__pycache__/``), readable as
+    the reference was when it was written: a reference made unreadable afterwards still had a
+    readable copy there, and the student's code, run as another user, could load it. The
+    process level refuses such a course as it refuses a readable reference."""
+    from grader.core import errors
+    from grader.core.lesson import Lesson
+    from grader.sandbox import wardens as sandbox
+
+    root = Path(tempfile.mkdtemp(prefix="grader-private-", dir="/tmp"))
+    try:
+        root.chmod(0o755)  # a course other users may enter, as courses usually are
+        lesson = Lesson.at(root, ATTENTION.name, ATTENTION.exercises)
+        lesson.solution.parent.mkdir()
+        lesson.solution.write_text(ATTENTION.solution.read_text())
+        py_compile.compile(str(lesson.solution), doraise=True)  # while it was readable (0644)
+        lesson.solution.chmod(0o600)  # then made private, file by file
+        cached = Path(importlib.util.cache_from_source(str(lesson.solution)))
+        assert cached.stat().st_mode & 0o004  # the copy stayed readable
+        with pytest.raises(errors.IsolationRefused, match="go-rwx") as refused:
+            sandbox.choose_level("process", lesson.private)
+        assert "__pycache__" in str(refused.value)
+        cached.chmod(0o600)
+        assert sandbox.choose_level("process", lesson.private) == "process"
+    finally:
+        shutil.rmtree(root)

@@ -20,6 +20,7 @@ Every command resolves its lesson once (:func:`find_course`, then
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import sys
@@ -113,9 +114,11 @@ class Lesson:
         return self.reference or self.stubs
 
     @property
-    def private(self) -> tuple[Path, Path]:
-        """What no student may read: the reference and the hidden checks."""
-        return (self.solution, self.hidden)
+    def private(self) -> tuple[Path, ...]:
+        """What no student may read: the reference, its bytecode (Python caches it beside it,
+        readable as the source was when it was written: a reference made unreadable later still
+        had a readable copy there) and the hidden checks (their bytecode lies in their folder)."""
+        return (self.solution, Path(importlib.util.cache_from_source(str(self.solution))), self.hidden)
 
 
 def exercises_in(source: str) -> tuple[str, ...]:
