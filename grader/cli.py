@@ -577,7 +577,8 @@ def _remote(args, lesson: Lesson) -> remote.Remote | None:
         print(
             f"grader: your course grades through its service at {one_line(server)}, but no token was "
             f"given: set ${remote.TOKEN_VARIABLE} to the token your instructor handed out (or give "
-            "--token) for your official score; checking here instead, for a practice score",
+            "--token; on GitHub, store it as the repository secret GRADER_TOKEN) for your official "
+            "score; checking here instead, for a practice score",
             file=sys.stderr,
         )
         return None
