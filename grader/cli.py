@@ -180,7 +180,8 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="URL",
         help=f"have the course's grading service grade the file: the official visible grade "
-        f"(default ${remote.SERVER_VARIABLE}, else the release's own; without any, the checks run here)",
+        f"(check's default: ${remote.SERVER_VARIABLE}; then the release's own, if it names one; "
+        "without any, the checks run here)",
     )
     service.add_argument(
         "--token",
@@ -563,10 +564,14 @@ def _recheck(args) -> str:
 
 
 def _remote(args, lesson: Lesson) -> remote.Remote | None:
-    """The grading service a file is sent to: ``--server``, else $GRADER_SERVER, else the one
-    the release names, with ``--token``, else $GRADER_TOKEN; None when none names a service, or
-    only the release does and no token is at hand (said, and the checks run here)."""
-    server = args.server or os.environ.get(remote.SERVER_VARIABLE, "").strip()
+    """The grading service a file is sent to: ``--server``, else (for ``check``) $GRADER_SERVER,
+    else the one the release names, with ``--token``, else $GRADER_TOKEN; None when none names a
+    service, or only the release does and no token is at hand (said, and the checks run here).
+    ``grade`` reads no $GRADER_SERVER: an instructor's grade (hidden checks included) never goes
+    to a service because a student's setting was left in the environment."""
+    server = args.server or (
+        os.environ.get(remote.SERVER_VARIABLE, "").strip() if args.command == "check" else ""
+    )
     practice = False
     if not server:
         server, practice = released(lesson).server, True

@@ -179,3 +179,13 @@ def test_a_release_whose_outline_names_a_bad_service_says_so(served, tmp_path):
     done = run_in(copy, "-m", "grader", "check")
     assert done.returncode == 2 and "lesson.json cannot be read" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_grade_in_the_course_never_goes_to_a_service_left_in_the_environment():
+    env = {**os.environ, "GRADER_SERVER": NOWHERE, "GRADER_TOKEN": "tok-123"}
+    done = python(
+        "grade", "--only", "apply_causal_mask", "--format", "json", str(ATTENTION.solution), env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "grading service" not in done.stderr  # graded here: the service named is out of reach
+    assert json.loads(done.stdout)["score"] == json.loads(done.stdout)["max_score"]
