@@ -114,8 +114,8 @@ def practice_note(lesson: Lesson, settings: Settings, service: remote.Remote | N
     checked = settings.exercises or lesson.exercises
     lines = [
         "",
-        "This is a practice score: your copy of the course has no reference solution (nor the",
-        "hidden checks), so your grade may differ.",
+        "This is a practice score: your copy of the course has no reference solution, and your",
+        "grade also counts checks that are not in it, so the two may differ.",
     ]
     server = service.server if service is not None else told.server
     if server:
