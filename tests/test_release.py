@@ -145,6 +145,7 @@ def test_with_a_token_and_the_service_out_of_reach_the_release_checks_here(serve
     assert f"could not reach the grading service at {NOWHERE}" in done.stderr
     assert "checking here instead, for a practice score" in done.stderr
     assert PRACTICE in done.stdout and done.stdout.endswith(HANGS)
+    assert "run check again once it can be reached" in done.stdout
     assert "tok-123" not in done.stdout + done.stderr
 
 

@@ -117,9 +117,13 @@ def practice_note(lesson: Lesson, settings: Settings, service: remote.Remote | N
         "This is a practice score: your copy of the course has no reference solution, and your",
         "grade also counts checks that are not in it, so the two may differ.",
     ]
-    server = service.server if service is not None else told.server
-    if server:
-        lines.append(f"Your official score comes from the course's grading service, {one_line(server)}:")
+    if service is not None:  # the token was given, the service could not be used
+        lines.append(
+            f"Your official score comes from the course's grading service, {one_line(service.server)}:"
+        )
+        lines.append("run check again once it can be reached.")
+    elif told.server:
+        lines.append(f"Your official score comes from the course's grading service, {one_line(told.server)}:")
         lines.append(
             f"set ${remote.TOKEN_VARIABLE} to the token your instructor handed out, and run check again."
         )

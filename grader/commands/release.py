@@ -89,7 +89,6 @@ def _text(name: str, lesson: Lesson, *, fail_under: float | None = None, server:
     )
     text = text.replace("@FAIL_UNDER@", "" if fail_under is None else f" --fail-under {fail_under:g}")
     text = text.replace("@FAILING@", failing)
-    text = text.replace("@SERVER@", server or "")
     text = text.replace("@SERVICE@", _SERVICE.replace("@SERVER@", server) if server else "")
     return text.replace("@LESSON@", lesson.name).replace("@FIRST@", first).replace("@LISTING@", listing)
 
