@@ -34,7 +34,7 @@ from .commands import (
 from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
-from .core.lesson import COURSE_VARIABLE, Course, Lesson, find_course, is_course
+from .core.lesson import COURSE_VARIABLE, Course, Lesson, find_course, is_course, is_service_address, released
 from .core.results import LESSON_ERROR_EXIT
 from .core.service import MAX_UPLOAD, PER_MINUTE
 from .core.settings import (
@@ -82,6 +82,14 @@ def _points(text: str) -> float:
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"expected a number of points, 0 or more, got {text}")
     return value
+
+
+def _address(text: str) -> str:
+    if not is_service_address(text):
+        raise argparse.ArgumentTypeError(
+            f"expected the grading service's address, http://... or https://... with no space or quote, got {text}"
+        )
+    return text
 
 
 def _timeout(text: str) -> float:
@@ -166,7 +174,25 @@ def parser() -> argparse.ArgumentParser:
         help="colour the text report: auto (on a terminal, unless NO_COLOR is set), always or never",
     )
 
-    c = sub.add_parser("check", parents=[common, isolation, reading], help="check your own file (students)")
+    service = argparse.ArgumentParser(add_help=False)
+    service.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help=f"have the course's grading service grade the file: the official visible grade "
+        f"(check's default: ${remote.SERVER_VARIABLE}; then the release's own, if it names one; "
+        "without any, the checks run here)",
+    )
+    service.add_argument(
+        "--token",
+        default=None,
+        metavar="TOKEN",
+        help=f"your token for the grading service (default ${remote.TOKEN_VARIABLE}, better: a command "
+        "line can be seen by other users of the machine)",
+    )
+    c = sub.add_parser(
+        "check", parents=[common, isolation, reading, service], help="check your own file (students)"
+    )
     c.add_argument(
         "path",
         nargs="?",
@@ -187,27 +213,15 @@ def parser() -> argparse.ArgumentParser:
         help="try fresh random inputs, more of them (scores may differ from grading)",
     )
     c.add_argument(
-        "--server",
-        default=None,
-        metavar="URL",
-        help=f"have the course's grading service grade the file: the official visible grade "
-        f"(default ${remote.SERVER_VARIABLE}; without either, the checks run here)",
-    )
-    c.add_argument(
-        "--token",
-        default=None,
-        metavar="TOKEN",
-        help=f"your token for the grading service (default ${remote.TOKEN_VARIABLE}, better: a command "
-        "line can be seen by other users of the machine)",
-    )
-    c.add_argument(
         "--public",
         action="store_true",
         help="run only the checks students are shown (as in the student release)",
     )
 
     g = sub.add_parser(
-        "grade", parents=[common, isolation, reading], help="grade one submission (instructors, CI)"
+        "grade",
+        parents=[common, isolation, reading, service],
+        help="grade one submission (instructors, CI)",
     )
     g.add_argument(
         "path", type=Path, help="the lesson's file (NAME.py or a notebook), or a folder holding it"
@@ -346,6 +360,15 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="POINTS",
         help="the release's workflow fails a push whose score is below POINTS (default: never fails)",
+    )
+    rel.add_argument(
+        "--server",
+        type=_address,
+        default=None,
+        metavar="URL",
+        help="the course's grading service: the release's check and its workflow grade through it "
+        f"when the student's token is at hand (--token, ${remote.TOKEN_VARIABLE}, the repository "
+        "secret GRADER_TOKEN)",
     )
 
     gs = sub.add_parser(
@@ -540,13 +563,30 @@ def _recheck(args) -> str:
     return shlex.join(words)
 
 
-def _remote(args) -> remote.Remote | None:
-    """The grading service ``check`` sends the file to: ``--server``, else $GRADER_SERVER, with
-    ``--token``, else $GRADER_TOKEN; None when neither names a service (the checks run here)."""
-    server = args.server or os.environ.get(remote.SERVER_VARIABLE, "").strip()
+def _remote(args, lesson: Lesson) -> remote.Remote | None:
+    """The grading service a file is sent to: ``--server``, else (for ``check``) $GRADER_SERVER,
+    else the one the release names, with ``--token``, else $GRADER_TOKEN; None when none names a
+    service, or only the release does and no token is at hand (said, and the checks run here).
+    ``grade`` reads no $GRADER_SERVER: an instructor's grade (hidden checks included) never goes
+    to a service because a student's setting was left in the environment."""
+    server = args.server or (
+        os.environ.get(remote.SERVER_VARIABLE, "").strip() if args.command == "check" else ""
+    )
+    practice = False
     if not server:
-        return None
+        server, practice = released(lesson).server, True
+        if not server:
+            return None
     token = args.token or os.environ.get(remote.TOKEN_VARIABLE, "").strip()
+    if not token and practice:
+        print(
+            f"grader: your course grades through its service at {one_line(server)}, but no token was "
+            f"given: set ${remote.TOKEN_VARIABLE} to the token your instructor handed out (or give "
+            "--token; on GitHub, store it as the repository secret GRADER_TOKEN) for your official "
+            "score; checking here instead, for a practice score",
+            file=sys.stderr,
+        )
+        return None
     if not token:
         raise UsageError(
             f"the grading service needs your token: give --token, or set ${remote.TOKEN_VARIABLE} "
@@ -562,7 +602,7 @@ def _remote(args) -> remote.Remote | None:
             "ask your instructor for its https:// address",
             file=sys.stderr,
         )
-    return remote.Remote(server, token)
+    return remote.Remote(server, token, practice=practice)
 
 
 def _nbgrader_lesson(course: Course, course_dir: Path, assignment: str | None) -> Lesson:
@@ -663,7 +703,7 @@ def main(argv: list[str] | None = None) -> int:
                 colour=args.colour,
                 html=args.html,
                 recheck=_recheck(args),
-                service=_remote(args),
+                service=_remote(args, lesson),
             )
         if args.command == "grade":
             return grade.main(
@@ -677,6 +717,7 @@ def main(argv: list[str] | None = None) -> int:
                 fail_under=args.fail_under,
                 details=args.details,
                 colour=args.colour,
+                service=_remote(args, lesson),
             )
         if args.command == "batch":
             return batch.main(
@@ -695,7 +736,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "gradescope-run":
             return gradescope.run(lesson=lesson, root=args.root)
         if args.command == "release":
-            return release.main(lesson=lesson, out_dir=args.out_dir, fail_under=args.fail_under)
+            return release.main(
+                lesson=lesson, out_dir=args.out_dir, fail_under=args.fail_under, server=args.server
+            )
         if args.command == "grade-stream":
             return stream.main(lesson=lesson, settings=settings)
         if args.command == "nbgrader-collect":

@@ -89,6 +89,7 @@ def test_check_passes_on_the_reference_and_explains_the_stubs():
     assert done.returncode == 1
     assert "`split_heads` is not written yet" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+    assert "practice score" not in done.stdout  # the course holds the reference: no release's note
 
 
 def test_check_names_the_smallest_input_and_the_students_line():

@@ -77,9 +77,31 @@ def workflow_commands(stdout: str) -> list[tuple[str, dict, str]]:
     return found
 
 
-def run_step(release: Path, step_id: str, tmp_path: Path, submission: Path | None = None):
+#: A step's ``env:`` value that reads a repository secret, as GitHub's expressions write it.
+SECRET = re.compile(r"\$\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def step_env(step: dict, secrets: dict[str, str]) -> dict[str, str]:
+    """The environment the step's ``env:`` gives it: a repository secret that is not set is the
+    empty string, as on GitHub; any other expression is beyond this mock."""
+    env = {}
+    for name, value in (step.get("env") or {}).items():
+        value = str(value)
+        assert "${{" not in SECRET.sub("", value), f"an expression the mock does not evaluate: {value}"
+        env[name] = SECRET.sub(lambda m: secrets.get(m.group(1), ""), value)
+    return env
+
+
+def run_step(
+    release: Path,
+    step_id: str,
+    tmp_path: Path,
+    submission: Path | None = None,
+    secrets: dict[str, str] | None = None,
+):
     """Run the workflow's step ``step_id`` in a fresh checkout of ``release``, as the runner
-    would; returns (the finished process, the job summary, the step's outputs)."""
+    would, with the repository's ``secrets``; returns (the finished process, the job summary,
+    the step's outputs)."""
     workspace = tmp_path / "workspace"
     shutil.copytree(release, workspace)
     if submission is not None:
@@ -96,7 +118,8 @@ def run_step(release: Path, step_id: str, tmp_path: Path, submission: Path | Non
     script = workspace.parent / "runner_temp" / f"{uuid.uuid4()}.sh"
     script.write_text(step["run"])
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in ("GRADER_SERVER", "GRADER_TOKEN")},
+        **step_env(step, secrets or {}),
         "GITHUB_ACTIONS": "true",
         "CI": "true",
         "GITHUB_WORKSPACE": str(workspace),
@@ -149,6 +172,7 @@ def test_a_push_of_buggy_code_gets_annotations_a_summary_and_one_total(releases,
     for name, (got, most) in per.items():
         assert f"| `{name}` | {got:g}/{most:g} |" in summary
     assert "Smallest input found:" in summary
+    assert "This is a practice score" in summary and "mha_forward uses your" in summary  # no secret
     # a single total: every total the log shows is the same
     log = done.stdout + done.stderr
     totals = set(re.findall(rf"(\d+(?:\.\d+)?)/{best:g}\b", log))
@@ -192,3 +216,15 @@ def test_summary_needs_the_variable():
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
     done = python("grade", str(ATTENTION.solution), "--github-summary", env=env)
     assert done.returncode == 2 and "--github-summary needs $GITHUB_STEP_SUMMARY" in done.stderr
+
+
+def test_the_token_reaches_the_grade_step_from_the_secret_alone(releases):
+    """The step reads the repository secret GRADER_TOKEN into its environment and never names
+    the token elsewhere: not on a command line, not in an echo, in no other step."""
+    workflow = yaml.safe_load((releases["plain"] / ".github/workflows/classroom.yml").read_text())
+    (job,) = workflow["jobs"].values()
+    (grade,) = [s for s in job["steps"] if s.get("id") == "grade"]
+    assert grade["env"] == {"GRADER_TOKEN": "${{ secrets.GRADER_TOKEN }}"}
+    assert "TOKEN" not in grade["run"] and "set -x" not in grade["run"]
+    others = [s for s in job["steps"] if s is not grade]
+    assert "secrets" not in json.dumps(others)

@@ -33,6 +33,7 @@ from grader.core.service import MAX_UPLOAD, RateLimit, Refused, student_of, subm
 from grader.core.service import upload_suffix as suffix_of
 
 from .support import ROOT, python
+from .test_github_actions import run_step
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -50,7 +51,7 @@ NET = 300.0
 MARKUP = "<img src=x onerror=alert(1)>"
 #: The module service's students (each test sends from its own, the rate limit being per student),
 #: and FORMULA.
-STUDENTS = ("alice", "bob", "carol", "dave", "gina", "hana", "ivy", "jo", MARKUP)
+STUDENTS = ("alice", "bob", "carol", "dave", "gina", "hana", "ivy", "jo", "kim", MARKUP)
 #: A roster id a spreadsheet would run as a formula if written as it is.
 FORMULA = "=HYPERLINK(1)"
 
@@ -614,3 +615,49 @@ def test_the_instructor_sees_the_class_and_exports_it_and_no_name_runs_as_html(s
     assert csv_text.startswith("Student,ID,SIS User ID,SIS Login ID,Section,attention")
     assert "jo,,,jo,,0" in csv_text.splitlines()
     assert server.call("GET", "/api/class", server.tokens()["alice"])[0] == 403  # a student's token
+
+
+# a release that names the service
+
+
+@pytest.fixture(scope="module")
+def release(server, tmp_path_factory):
+    """The release of the lesson, its instructor naming the module's service."""
+    out = tmp_path_factory.mktemp("release") / "attention-exercises"
+    done = python("release", str(out), "--lesson", LESSON, "--server", server.url)
+    assert done.returncode == 0, done.stderr
+    shutil.copy(TYPICAL, out / "exercises" / "attention.py")
+    return out
+
+
+def test_the_releases_check_grades_through_its_service_given_a_token(server, release):
+    token = server.tokens()["kim"]
+    clean = {k: v for k, v in os.environ.items() if k not in ("GRADER_SERVER", "GRADER_TOKEN")}
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "check"],
+        cwd=release,
+        capture_output=True,
+        text=True,
+        timeout=NET,
+        env={**clean, "GRADER_TOKEN": token},
+    )
+    assert done.returncode == 1, done.stderr
+    assert "the grading service's checks (the official visible grade)" in done.stdout
+    assert "Total                61/86" in done.stdout and "likely mistake" in done.stdout
+    assert "practice score" not in done.stdout + done.stderr
+    assert token not in done.stdout + done.stderr
+
+
+def test_the_releases_workflow_grades_through_the_service_with_the_secret(server, release, tmp_path):
+    token = server.tokens()["kim"]
+    done, summary, outputs = run_step(release, "grade", tmp_path / "a", secrets={"GRADER_TOKEN": token})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "graded by the course's grading service" in done.stderr
+    assert summary.startswith("## attention: 61/86\n") and "practice score" not in summary
+    said = done.stdout + done.stderr + summary + json.dumps(outputs)
+    assert token not in said  # the secret is never printed
+    # without the secret: the public checks run there, a practice grade, said as such
+    done, summary, _ = run_step(release, "grade", tmp_path / "b")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "no token was given" in done.stderr and "practice score" in summary
+    assert summary.startswith("## attention: 54/86\n")

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from grader.commands import cell, gallery, grade
+from grader.commands import cell, check, gallery, grade
 from grader.core.results import UNFINISHED_EXIT, Report, Status, TestResult, Visibility
 from grader.core.settings import resolve
 from grader.formats.github import annotations, step_summary, to_github
@@ -174,7 +174,7 @@ def test_gradescope_s_summary_writes_no_number_for_it():
 
 
 def test_grade_says_unfinished_instead_of_a_score(monkeypatch, capsys):
-    monkeypatch.setattr(grade, "run_checks", lambda *args, **kwargs: _report())
+    monkeypatch.setattr(check, "run_checks", lambda *args, **kwargs: _report())  # grade runs check's
     settings = resolve("grade", lesson_exercises=ATTENTION.exercises)
     for fmt in grade.FORMATS:
         code = grade.main(lesson=ATTENTION, settings=settings, path=ATTENTION.solution, fmt=fmt)

@@ -13,7 +13,6 @@ from ..core.intake import take_in
 from ..core.lesson import Lesson
 from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT
 from ..core.settings import Settings
-from ..engine.run import run_checks
 from ..formats.github import annotations, step_output, step_summary, to_github
 from ..formats.gradescope import to_gradescope
 from ..formats.html import to_html
@@ -21,7 +20,8 @@ from ..formats.json_report import to_dict
 from ..formats.junit import to_junit
 from ..formats.terminal import Style
 from ..formats.text import WIDTH, lesson_errors, not_final, to_text
-from .check import terminal_layout
+from . import remote
+from .check import graded, practice_note, terminal_layout
 
 FORMATS = ("text", "json", "gradescope", "github", "junit", "html")
 
@@ -63,6 +63,7 @@ def main(
     fail_under: float | None = None,
     details: bool = False,
     colour: str | None = None,
+    service: remote.Remote | None = None,
 ) -> int:
     """Grade ``path`` (a file, or a folder holding the lesson's file); 0 once a report is written
     (1 when the score is below ``fail_under``; :data:`LESSON_ERROR_EXIT` when a mistake in the
@@ -73,6 +74,10 @@ def main(
     named by $GITHUB_OUTPUT, as the step output ``result`` (base64 JSON). With
     ``github_summary``, print one annotation per exercise that lost points and
     append the report to the job summary ($GITHUB_STEP_SUMMARY).
+
+    With ``service``, the grading service grades it (as ``check`` does: exit 2 when it cannot
+    be used, unless only the release named it; the checks then run here). Graded here in a
+    release, the score is said to be a practice score, on stderr and in the job summary.
     """
     intake, file = take_in(path, lesson.filename)
     for wanted, variable in ((github_output, "GITHUB_OUTPUT"), (github_summary, "GITHUB_STEP_SUMMARY")):
@@ -81,7 +86,14 @@ def main(
             raise FileNotFoundError(f"{flag} needs ${variable} (set by GitHub Actions in every step)")
     print(f"grading {file} ...", file=sys.stderr)
     start = time.monotonic()
-    report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
+    try:
+        report, official = graded(intake, lesson=lesson, settings=settings, shown=str(file), service=service)
+    except remote.ServiceError as err:
+        print(f"grader: {err}", file=sys.stderr)
+        return UNFINISHED_EXIT if isinstance(err, remote.StillGrading) else 2
+    note = practice_note(lesson, settings, service) if not official and lesson.reference is None else ""
+    if official:
+        print("graded by the course's grading service (the official visible grade)", file=sys.stderr)
     style, width = terminal_layout(sys.stdout, colour) if output is None else (Style(), WIDTH)
     text = render(
         report,
@@ -97,6 +109,8 @@ def main(
             print(line)
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as f:
             f.write(step_summary(report, title=lesson.name, text=render(report, "text")))
+            if note:
+                f.write(note)
     if output is None:
         if github_summary:  # the report quotes the student: none of its lines is a workflow command
             token = secrets.token_hex(16)
@@ -112,6 +126,8 @@ def main(
     if github_output:
         with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as f:
             f.write(step_output(to_github(report)))
+    if note:
+        sys.stderr.write(note)
     if report.lesson_errors:  # the lesson's author must act: said at the lesson's file and line
         print(f"grader: {lesson_errors(report.lesson_errors)}", file=sys.stderr)
     if report.unfinished:  # no number: it would be no grade

@@ -15,14 +15,29 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..core.errors import UsageError
 from ..core.installed import IMPORTED_FROM, PACKAGE
-from ..core.lesson import OUTLINE, Lesson
+from ..core.lesson import OUTLINE, Lesson, is_service_address
+from ..core.scope import reference_calls
 
 HERE = Path(__file__).resolve().parent / "release_files"
 #: In a source checkout, the folder ``grader`` is imported from also holds the project's files.
 CHECKOUT = IMPORTED_FROM
 #: The grader project's own files a release or a bundle installs it with.
 PROJECT_FILES = ("pyproject.toml", "README.md")
+
+
+#: The release README's paragraph on the course's grading service, when it has one.
+_SERVICE = """
+## Your official score
+
+Your course grades through its grading service, @SERVER@. Set the variable `GRADER_TOKEN` to
+the token your instructor handed out, and `python -m grader check` sends your file there: the
+score it prints is your official visible score, with the likely mistake of each function that
+lost points. Without the token, or offline, the checks run here and the score is a practice
+score. For the workflow on GitHub, store the token as the repository secret `GRADER_TOKEN`
+(Settings > Secrets and variables > Actions); it is never printed.
+"""
 
 
 def grader_files() -> list[tuple[Path, str]]:
@@ -61,8 +76,9 @@ def lesson_files(lesson: Lesson, *, hidden: bool) -> list[tuple[Path, str]]:
     return [(p, p.relative_to(lesson.root).as_posix()) for p in wanted if p.is_file()]
 
 
-def _text(name: str, lesson: Lesson, *, fail_under: float | None = None) -> str:
-    """A file of ``release_files`` with the lesson's names (and the workflow's threshold) filled in."""
+def _text(name: str, lesson: Lesson, *, fail_under: float | None = None, server: str | None = None) -> str:
+    """A file of ``release_files`` with the lesson's names (and the workflow's threshold and
+    grading service) filled in."""
     first = lesson.exercises[0] if lesson.exercises else ""
     listing = "\n".join(f"- `{name}`" for name in lesson.exercises)
     text = (HERE / name).read_text(encoding="utf-8")
@@ -73,24 +89,51 @@ def _text(name: str, lesson: Lesson, *, fail_under: float | None = None) -> str:
     )
     text = text.replace("@FAIL_UNDER@", "" if fail_under is None else f" --fail-under {fail_under:g}")
     text = text.replace("@FAILING@", failing)
+    text = text.replace("@SERVICE@", _SERVICE.replace("@SERVER@", server) if server else "")
     return text.replace("@LESSON@", lesson.name).replace("@FIRST@", first).replace("@LISTING@", listing)
 
 
-def main(*, lesson: Lesson, out_dir: Path, fail_under: float | None = None) -> int:
+def outline(lesson: Lesson, server: str | None = None) -> dict:
+    """What the release's ``lesson.json`` says: the exercises, the other exercises whose student
+    versions each one's checks run (those its reference calls: with no reference in the
+    release, the student's own run instead) and the grading service, if there is one."""
+    told: dict = {"exercises": list(lesson.exercises)}
+    if lesson.reference is not None:
+        calls = reference_calls(lesson.reference.read_text(encoding="utf-8"), lesson.exercises)
+        told["depends"] = {
+            name: [other for other in lesson.exercises if other in calls[name]]
+            for name in lesson.exercises
+            if calls[name]
+        }
+    if server is not None:
+        told["server"] = server
+    return told
+
+
+def main(*, lesson: Lesson, out_dir: Path, fail_under: float | None = None, server: str | None = None) -> int:
     """Write the release of ``lesson`` into ``out_dir`` (which must not exist yet, or be empty);
-    its workflow fails a push whose score is below ``fail_under`` (None: never for a score)."""
+    its workflow fails a push whose score is below ``fail_under`` (None: never for a score).
+    With ``server``, the address of the course's grading service: the release's ``check`` and
+    its workflow grade through it whenever the student's token is at hand."""
+    if server is not None and not is_service_address(server):
+        raise UsageError(
+            f"--server takes the grading service's address, http://... or https://... with no space "
+            f"or quote in it, got {server!r}"
+        )
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} is not empty; choose a new folder for the release")
     for source, name in [*lesson_files(lesson, hidden=False), *grader_files()]:
         if name != "README.md":
             _copy(source, out / name)
-    outline = {"exercises": list(lesson.exercises)}
-    (out / "tests" / "checks" / lesson.name / OUTLINE).write_text(json.dumps(outline, indent=1) + "\n")
-    (out / "README.md").write_text(_text("README.md", lesson), encoding="utf-8")
+    told = json.dumps(outline(lesson, server), indent=1) + "\n"
+    (out / "tests" / "checks" / lesson.name / OUTLINE).write_text(told, encoding="utf-8")
+    (out / "README.md").write_text(_text("README.md", lesson, server=server), encoding="utf-8")
     workflow = out / ".github" / "workflows" / "classroom.yml"
     workflow.parent.mkdir(parents=True, exist_ok=True)
-    workflow.write_text(_text("classroom.yml", lesson, fail_under=fail_under), encoding="utf-8")
+    workflow.write_text(
+        _text("classroom.yml", lesson, fail_under=fail_under, server=server), encoding="utf-8"
+    )
     (out / ".gitignore").write_text(".venv/\n__pycache__/\n*.egg-info/\n.hypothesis/\n", encoding="utf-8")
     print(f"wrote the release of {lesson.name} to {out}", file=sys.stderr)
     return 0

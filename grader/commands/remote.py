@@ -59,6 +59,9 @@ class Remote:
     server: str
     token: str
     wait: float = WAIT
+    practice: bool = False
+    """Whether a service that cannot be used leaves the checks to run here, for a practice score
+    (the release named the service; nobody asked for it by name)."""
 
     @property
     def base(self) -> str:

@@ -42,6 +42,8 @@ else:  # pragma: no cover - Python 3.10
 COURSE_VARIABLE = "GRADER_COURSE"
 #: The file of a student release that lists a lesson's exercises (it has no solution).
 OUTLINE = "lesson.json"
+#: The largest outline read, in bytes (a lesson's holds a few hundred).
+OUTLINE_LIMIT = 1 << 20
 #: The course's own default lesson, for commands nothing else tells: ``lesson = "NAME"`` in the
 #: ``[tool.grader]`` table of its ``pyproject.toml``.
 DEFAULT_TABLE = ("tool", "grader")
@@ -119,6 +121,64 @@ class Lesson:
         readable as the source was when it was written: a reference made unreadable later still
         had a readable copy there) and the hidden checks (their bytecode lies in their folder)."""
         return (self.solution, Path(importlib.util.cache_from_source(str(self.solution))), self.hidden)
+
+
+@dataclass(frozen=True)
+class Released:
+    """What a student release says of its lesson beyond its exercises, in its outline
+    (``tests/checks/NAME/lesson.json``, written by ``release``)."""
+
+    server: str | None = None
+    """The address of the course's grading service, set by the instructor (``release --server``)."""
+    depends: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Each exercise whose reference calls other exercises, with them, in the lesson's order:
+    in a release, with no reference to stand in, its checks run the student's own versions."""
+
+    def needs(self, exercise: str) -> tuple[str, ...]:
+        """The other exercises ``exercise``'s checks run the student's own versions of."""
+        return dict(self.depends).get(exercise, ())
+
+
+def is_service_address(text: str) -> bool:
+    """Whether ``text`` can be a grading service's address: http:// or https://, a host, and no
+    space, quote or control character (it is written into the release's workflow)."""
+    return (
+        isinstance(text, str)
+        and 0 < len(text) <= 500
+        and text.startswith(("http://", "https://"))
+        and len(text.split("://", 1)[1].split("/", 1)[0]) > 0
+        and all(33 <= ord(c) < 127 and c not in "\"'`$\\<>{}" for c in text)
+    )
+
+
+def released(lesson: Lesson) -> Released:
+    """What the release of ``lesson`` says of itself (nothing outside a release: the course's
+    own lessons have their reference). LessonError when its outline cannot be read."""
+    if lesson.reference is not None:
+        return Released()
+    outline = lesson.checks / OUTLINE
+    try:
+        if not outline.is_file() or outline.is_symlink() or outline.stat().st_size > OUTLINE_LIMIT:
+            raise ValueError
+        told = json.loads(outline.read_text(encoding="utf-8"))
+        server = told.get("server")
+        depends = told.get("depends", {})
+        if server is not None and not is_service_address(server):
+            raise ValueError
+        if not isinstance(depends, dict):
+            raise ValueError
+        pairs = []
+        for exercise in lesson.exercises:
+            others = depends.get(exercise, [])
+            if not isinstance(others, list) or not all(o in lesson.exercises for o in others):
+                raise ValueError
+            if others:
+                pairs.append((exercise, tuple(o for o in lesson.exercises if o in others)))
+    except (OSError, ValueError, AttributeError):
+        raise LessonError(
+            f"{outline} cannot be read (the release wrote it: restore it from the release)"
+        ) from None
+    return Released(server=server, depends=tuple(pairs))
 
 
 def exercises_in(source: str) -> tuple[str, ...]:
