@@ -7,6 +7,7 @@ to answer becomes :class:`ServiceError`, a sentence for the student.
 
 from __future__ import annotations
 
+import http.client
 import json
 import secrets
 import time
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from ..core.inert import one_line, student_strings
 from ..core.results import Report
+from ..core.service import well_formed
 from ..formats.json_report import from_dict
 
 #: Largest answer read from the service, in bytes (a report with its pictures is far smaller).
@@ -89,6 +91,11 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
         except ServiceError:
             said = ""
         raise ServiceError(_refusal(err.code, str(said), remote)) from None
+    except http.client.HTTPException:  # a status line, headers or a body that HTTP does not allow
+        raise ServiceError(
+            f"the grading service at {one_line(remote.base)} answered something that is not HTTP; "
+            "is the address right?"
+        ) from None
     except (urllib.error.URLError, OSError) as err:
         why = getattr(err, "reason", err)
         raise ServiceError(
@@ -102,7 +109,7 @@ def _json(raw: bytes) -> dict:
         raise ServiceError("the grading service answered with more than the client reads")
     try:
         body = student_strings(json.loads(raw))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python reads
         raise ServiceError(
             "the grading service answered something that is not JSON; is the address right?"
         ) from None
@@ -156,9 +163,12 @@ def report_of(remote: Remote, id_: int, *, clock=time.monotonic, sleep=time.slee
         answer = _request(remote, "GET", f"/api/submissions/{id_}")
         if "tests" in answer:
             try:
-                return from_dict(answer)
-            except (KeyError, TypeError, ValueError):
-                raise ServiceError("the grading service's report could not be read") from None
+                report = from_dict(answer)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                report = None
+            if report is None or not well_formed(report):
+                raise ServiceError("the grading service's report could not be read")
+            return report
         if answer.get("status") == "done":
             problem = one_line(str(answer.get("problem", ""))) or "no reason given"
             raise ServiceError(f"the grading service could not grade submission {id_}: {problem}")

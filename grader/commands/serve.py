@@ -15,8 +15,8 @@ which the student release (without the reference) cannot do.
   notebook) answers 202 ``{"id": N}`` at once; ``GET /api/submissions`` lists the caller's own;
   ``GET /api/submissions/N`` is ``{"status": "queued"|"grading"}`` until graded, then the report
   (as ``grade --public --format json``). Another student's submission is 404, a bad token 401,
-  a file too large 413, too many submissions in a minute 429, anything else wrong 400: each with
-  ``{"error": "..."}``.
+  a file too large 413, one whose upload took longer than ``--upload-seconds`` 408, too many
+  submissions in a minute 429, anything else wrong 400: each with ``{"error": "..."}``.
 * The queue is in ``DIR/gradebook.sqlite`` (:mod:`grader.formats.queue`). Grading processes are
   the batch's (:class:`grader.commands.batch.Grader`: ``grade-stream`` zygotes, a sandboxed child
   per submission). A submission is ``done`` once graded and never graded again; one that was
@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -71,6 +72,7 @@ from ..core.intake import IntakeError, open_submission
 from ..core.lesson import Lesson
 from ..core.service import (
     ENVELOPE,
+    UPLOAD_SECONDS,
     RateLimit,
     Refused,
     State,
@@ -82,6 +84,7 @@ from ..core.service import (
     submission_id,
     token_hash,
     too_large,
+    too_slow,
     upload_suffix,
 )
 from ..core.settings import Isolation, Settings
@@ -122,6 +125,8 @@ class Service:
     per_minute: int
     suite: str
     """The fingerprint of what decides a grade besides the file (:func:`grader.commands.batch.suite_hash`)."""
+    upload_seconds: float = UPLOAD_SECONDS
+    """The time an upload's body may take to arrive (one that never ends would hold its memory)."""
 
     @property
     def database(self) -> Path:
@@ -332,10 +337,14 @@ def application(service: Service, wake: threading.Event) -> Starlette:
         if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
             raise Refused(400, "send the file as multipart/form-data, in the form field 'file'")
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > cap + ENVELOPE:
-                raise too_large(cap)
+        try:
+            with anyio.fail_after(service.upload_seconds):
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > cap + ENVELOPE:
+                        raise too_large(cap)
+        except TimeoutError:
+            raise too_slow(service.upload_seconds) from None
 
         async def replay():
             return {"type": "http.request", "body": bytes(body), "more_body": False}
@@ -484,6 +493,7 @@ def main(
     jobs: int = 1,
     per_minute: int,
     max_upload: int,
+    upload_seconds: float = UPLOAD_SECONDS,
 ) -> int:
     """Serve ``lesson`` until interrupted (Ctrl-C or SIGTERM); 0 then."""
     missing = processes_missing()
@@ -499,6 +509,7 @@ def main(
         isolation=isolation,
         max_upload=max_upload,
         per_minute=per_minute,
+        upload_seconds=upload_seconds,
         suite=suite_hash(lesson, settings, isolation=isolation),
     )
     book = Gradebook(service.database)
