@@ -105,6 +105,10 @@ ANSWERS = {
 }
 
 
+#: What the hostile service answers to trickle a byte at a time, for ever.
+TRICKLE = b"trickle"
+
+
 @pytest.fixture(scope="module")
 def hostile():
     """A service whose every report is ``hostile.answer`` (whatever it is); a submission's id is 1."""
@@ -118,6 +122,15 @@ def hostile():
             self._send(service.answer)
 
         def _send(self, body: bytes):
+            if body == TRICKLE:
+                self.send_response(200)
+                self.send_header("Content-Length", str(1 << 30))
+                self.end_headers()
+                while not stop.is_set():  # until the client hangs up
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    stop.wait(0.05)
+                return
             if not body.startswith((b"{", b"[")):
                 self.wfile.write(body)  # not even a status line
                 return
@@ -130,10 +143,13 @@ def hostile():
         def log_message(self, *args):
             pass
 
+    stop = threading.Event()
     service = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    service.daemon_threads = True
     service.answer = b""
     threading.Thread(target=service.serve_forever, daemon=True).start()
     yield service
+    stop.set()
     service.shutdown()
     service.server_close()
 
@@ -148,3 +164,24 @@ def test_check_server_says_in_a_sentence_what_a_hostile_service_answered(hostile
     with pytest.raises(remote.ServiceError) as raised:
         remote.report_of(service, 1, sleep=time.sleep)
     assert "grading service" in str(raised.value)
+
+
+def test_check_server_stops_reading_a_service_that_trickles_its_answer(hostile, monkeypatch):
+    """The client's timeout bounded each read of the socket, not the answer: a service sending a
+    byte now and then held ``check --server`` for ever. The whole answer now has a time limit."""
+    hostile.answer = TRICKLE
+    monkeypatch.setattr(remote, "REQUEST_TIMEOUT", 1.0)
+    service = remote.Remote(f"http://127.0.0.1:{hostile.server_address[1]}", "grader_token", wait=NET)
+    outcome: list[BaseException] = []
+
+    def ask():
+        try:
+            remote.report_of(service, 1, sleep=time.sleep)
+        except BaseException as err:  # noqa: BLE001 - handed to the test's thread
+            outcome.append(err)
+
+    asking = threading.Thread(target=ask, daemon=True)
+    asking.start()
+    asking.join(NET)  # the net: a client that reads for ever is still at it
+    assert not asking.is_alive() and outcome
+    assert isinstance(outcome[0], remote.ServiceError) and "to send its answer" in str(outcome[0])

@@ -84,10 +84,10 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
     )
     try:
         with OPENER.open(request, timeout=REQUEST_TIMEOUT) as answer:
-            return _json(answer.read(MAX_ANSWER + 1))
+            return _json(_read(answer))
     except urllib.error.HTTPError as err:
         try:
-            said = _json(err.read(MAX_ANSWER + 1)).get("error", "")
+            said = _json(_read(err)).get("error", "")
         except ServiceError:
             said = ""
         raise ServiceError(_refusal(err.code, str(said), remote)) from None
@@ -102,6 +102,24 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
             f"could not reach the grading service at {one_line(remote.base)} ({one_line(str(why))}); "
             "check the address, or run check without --server for a practice score"
         ) from None
+
+
+def _read(answer) -> bytes:
+    """The body of ``answer``, at most ``MAX_ANSWER + 1`` bytes, read within ``REQUEST_TIMEOUT``
+    in all (the socket's timeout bounds each read alone: a service that trickles a byte at a
+    time would hold the client for ever)."""
+    deadline = time.monotonic() + REQUEST_TIMEOUT
+    read = bytearray()
+    while len(read) <= MAX_ANSWER:
+        if time.monotonic() > deadline:
+            raise ServiceError(
+                f"the grading service took more than {REQUEST_TIMEOUT:g} s to send its answer; try again later"
+            )
+        chunk = answer.read1(min(1 << 16, MAX_ANSWER + 1 - len(read)))
+        if not chunk:
+            break
+        read += chunk
+    return bytes(read)
 
 
 def _json(raw: bytes) -> dict:
