@@ -403,7 +403,7 @@ def parser() -> argparse.ArgumentParser:
         type=_positive,
         default=UPLOAD_SECONDS,
         metavar="SECONDS",
-        help=f"the time an upload may take to arrive; a slower one is dropped (default {UPLOAD_SECONDS})",
+        help=f"the time a request (an upload's file included) may take to arrive (default {UPLOAD_SECONDS})",
     )
     sv.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS")
     sv.add_argument("--max-examples", type=_positive, default=None, metavar="N")

@@ -8,6 +8,7 @@ Nothing here compares times: every wait is a net that only a service that hangs 
 from __future__ import annotations
 
 import json
+import select
 import socket
 import threading
 import time
@@ -71,6 +72,29 @@ def test_an_upload_that_never_ends_is_dropped_and_stalls_nobody_meanwhile(server
         slow.close()
     assert answer.startswith(b"HTTP/1.1 408"), answer
     assert _health(server)
+
+
+def test_a_connection_that_never_finishes_its_request_is_closed(server):
+    """A client sending its request's head a byte now and then, with no token at all, kept its
+    connection for ever (uvicorn limits no such time): enough of them took every file descriptor
+    of the service. The head must arrive within the time a request may take."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    slow = socket.create_connection((host, int(port)), timeout=NET)
+    closed = False
+    try:
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: grader\r\nX-Slow: ")
+        assert any(_health(server) for _ in range(20))  # answered while the slow one is open
+        deadline = time.monotonic() + NET  # the net: a service that keeps it open for good
+        while not closed and time.monotonic() < deadline:
+            try:
+                slow.sendall(b"a")
+                if select.select([slow], [], [], 0.2)[0]:
+                    closed = slow.recv(4096) == b""
+            except OSError:  # reset: closed too
+                closed = True
+    finally:
+        slow.close()
+    assert closed
 
 
 # check --server fed a hostile service: a sentence, never a traceback

@@ -17,6 +17,7 @@ which the student release (without the reference) cannot do.
   (as ``grade --public --format json``). Another student's submission is 404, a bad token 401,
   a file too large 413, one whose upload took longer than ``--upload-seconds`` 408, too many
   submissions in a minute 429, anything else wrong 400: each with ``{"error": "..."}``.
+  A connection that has not sent a whole request head within ``--upload-seconds`` is closed.
 * The queue is in ``DIR/gradebook.sqlite`` (:mod:`grader.formats.queue`). Grading processes are
   the batch's (:class:`grader.commands.batch.Grader`: ``grade-stream`` zygotes, a sandboxed child
   per submission). A submission is ``done`` once graded and never graded again; one that was
@@ -65,6 +66,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..core.errors import IsolationRefused, UsageError
 from ..core.inert import csv_cell, one_line
@@ -456,6 +458,31 @@ def application(service: Service, wake: threading.Event) -> Starlette:
     )
 
 
+def _protocol(seconds: float) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 with a time limit on a request's head: a connection that has not sent
+    a whole request line and its headers ``seconds`` after it opened (or after its last answer)
+    is closed. uvicorn has no such limit: a client sending a byte now and then, without any
+    token, kept its connection, and enough of them took every file descriptor the service has."""
+
+    class Protocol(H11Protocol):
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def _arm(self) -> None:
+            self.loop.call_later(seconds, self._late, self.cycle)
+
+        def _late(self, cycle) -> None:
+            if self.cycle is cycle and not self.transport.is_closing():  # no request began since
+                self.transport.close()
+
+    return Protocol
+
+
 def _store(uploads: Path, name: str, data: bytes) -> Path:
     """Write an upload to a fresh folder of its own, under ``name`` (the service's, never the
     sender's); its path."""
@@ -540,7 +567,10 @@ def main(
         print("grader: tokens travel in clear over HTTP: put the service behind HTTPS", file=sys.stderr)
     workers.start()
     try:
-        uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[listener])
+        config = uvicorn.Config(
+            app, http=_protocol(service.upload_seconds), log_level="warning", access_log=False
+        )
+        uvicorn.Server(config).run(sockets=[listener])
     finally:
         workers.close()
         listener.close()
