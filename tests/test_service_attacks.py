@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sqlite3
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from grader.commands import remote
+from grader.core.service import LISTED
 
 from .test_service import PER_MINUTE, Server, _roster
 
@@ -32,7 +34,7 @@ NET = 120.0
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("attacks")
-    roster = _roster(tmp / "roster.csv", ["mallory"])
+    roster = _roster(tmp / "roster.csv", ["mallory", "oscar"])
     started = Server(
         tmp / "data", roster, "--per-minute", str(PER_MINUTE), "--upload-seconds", str(UPLOAD_SECONDS)
     )
@@ -95,6 +97,21 @@ def test_a_connection_that_never_finishes_its_request_is_closed(server):
     finally:
         slow.close()
     assert closed
+
+
+def test_a_students_list_shows_their_latest_submissions_alone(server):
+    """The list read every report its student ever had, on the service's one event loop: a
+    student sending at the rate limit all day had each request for their list read thousands of
+    reports, holding every other request up. It shows the latest ones alone."""
+    with sqlite3.connect(server.data / "gradebook.sqlite") as db:  # a long day of submissions
+        db.executemany(
+            "INSERT INTO submissions (student, state, file, file_hash, received_at, report) "
+            "VALUES ('oscar', 'done', '', '', '', ?)",
+            [(json.dumps({"score": n, "max_score": 86}),) for n in range(LISTED + 5)],
+        )
+    status, body, _ = server.call("GET", "/api/submissions", server.tokens()["oscar"])
+    assert status == 200
+    assert [s["score"] for s in body["submissions"]] == list(range(5, LISTED + 5))
 
 
 # check --server fed a hostile service: a sentence, never a traceback

@@ -12,7 +12,7 @@ which the student release (without the reference) cannot do.
   students who are new; the others keep their tokens.
 * API (JSON; ``Authorization: Bearer TOKEN`` on every ``/api`` route):
   ``GET /health``; ``POST /api/submissions`` (multipart field ``file``: the lesson's ``.py`` or a
-  notebook) answers 202 ``{"id": N}`` at once; ``GET /api/submissions`` lists the caller's own;
+  notebook) answers 202 ``{"id": N}`` at once; ``GET /api/submissions`` lists the caller's own (the latest :data:`~grader.core.service.LISTED`);
   ``GET /api/submissions/N`` is ``{"status": "queued"|"grading"}`` until graded, then the report
   (as ``grade --public --format json``). Another student's submission is 404, a bad token 401,
   a file too large 413, one whose upload took longer than ``--upload-seconds`` 408, too many
@@ -74,6 +74,7 @@ from ..core.intake import IntakeError, open_submission
 from ..core.lesson import Lesson
 from ..core.service import (
     ENVELOPE,
+    LISTED,
     UPLOAD_SECONDS,
     RateLimit,
     Refused,
@@ -373,7 +374,7 @@ def application(service: Service, wake: threading.Event) -> Starlette:
 
     async def listing(request: Request) -> JSONResponse:
         student = caller(request)
-        return JSONResponse({"submissions": [_summary(s) for s in queue.of(student)]})
+        return JSONResponse({"submissions": [_summary(s) for s in queue.of(student, LISTED)]})
 
     async def one(request: Request) -> JSONResponse:
         student = caller(request)

@@ -34,6 +34,9 @@ ENVELOPE = 64 << 10
 UPLOAD_SECONDS = 60
 #: Submissions one student may send in a minute, by default.
 PER_MINUTE = 6
+#: Submissions a student's list shows, the latest: the list reads every report it shows, on the
+#: service's one event loop, and a student sending all day long would have it read thousands.
+LISTED = 100
 #: The largest submission id a request may name (SQLite's integers are 64-bit).
 MAX_ID = (1 << 63) - 1
 
