@@ -146,7 +146,7 @@ def _refusal(status: int, said: str, remote: Remote) -> str:
             f"the grading service at {one_line(remote.base)} answered with a redirect (HTTP {status}), "
             "which the client does not follow with your token; give --server the address it moved to"
         )
-    if status in (413, 429, 400) and said:
+    if status in (400, 408, 413, 429) and said:
         return f"the grading service turned the file down: {said}"
     return f"the grading service at {one_line(remote.base)} answered HTTP {status}" + (
         f": {said}" if said else ""

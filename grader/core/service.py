@@ -1,5 +1,6 @@
 """The grading service's rules, apart from any web framework: tokens, the rate limit, the
-states of a queued submission, and what an upload or a request may be.
+states of a queued submission, what an upload or a request may be, and what a report that came
+back over the wire must hold before it is printed.
 
 The server (:mod:`grader.commands.serve`) and the client (:mod:`grader.commands.remote`) both
 lean on these; nothing here imports a web package, opens a socket or a database, so the rules
