@@ -146,13 +146,19 @@ ANSWERS = {
 }
 
 
+class HostileService(ThreadingHTTPServer):
+    daemon_threads = True
+    answer = b""
+    """What it answers to every GET (a report's request)."""
+
+
 #: What the hostile service answers to trickle a byte at a time, for ever.
 TRICKLE = b"trickle"
 
 
 @pytest.fixture(scope="module")
 def hostile():
-    """A service whose every report is ``hostile.answer`` (whatever it is); a submission's id is 1."""
+    """A service whose every report is its ``answer`` (whatever it is); a submission's id is 1."""
 
     class Hostile(BaseHTTPRequestHandler):
         def do_POST(self):
@@ -160,7 +166,7 @@ def hostile():
             self._send(b'{"id": 1}')
 
         def do_GET(self):
-            self._send(service.answer)
+            self._send(self.server.answer)
 
         def _send(self, body: bytes):
             if body == TRICKLE:
@@ -185,9 +191,7 @@ def hostile():
             pass
 
     stop = threading.Event()
-    service = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
-    service.daemon_threads = True
-    service.answer = b""
+    service = HostileService(("127.0.0.1", 0), Hostile)
     threading.Thread(target=service.serve_forever, daemon=True).start()
     yield service
     stop.set()
@@ -207,12 +211,11 @@ def test_check_server_says_in_a_sentence_what_a_hostile_service_answered(hostile
     assert "grading service" in str(raised.value)
 
 
-def test_check_server_stops_reading_a_service_that_trickles_its_answer(hostile, monkeypatch):
+def test_check_server_stops_reading_a_service_that_trickles_its_answer(hostile):
     """The client's timeout bounded each read of the socket, not the answer: a service sending a
     byte now and then held ``check --server`` for ever. The whole answer now has a time limit."""
     hostile.answer = TRICKLE
-    monkeypatch.setattr(remote, "REQUEST_TIMEOUT", 1.0)
-    service = remote.Remote(f"http://127.0.0.1:{hostile.server_address[1]}", "grader_token", wait=NET)
+    service = remote.Remote(f"http://127.0.0.1:{hostile.server_address[1]}", "grader_token", NET, timeout=1.0)
     outcome: list[BaseException] = []
 
     def ask():

@@ -61,6 +61,8 @@ class Remote:
     server: str
     token: str
     wait: float = WAIT
+    timeout: float = REQUEST_TIMEOUT
+    """Seconds one request may take, its answer read whole."""
 
     @property
     def base(self) -> str:
@@ -83,11 +85,11 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
         headers={"Authorization": f"Bearer {remote.token}", "Accept": "application/json", **(headers or {})},
     )
     try:
-        with OPENER.open(request, timeout=REQUEST_TIMEOUT) as answer:
-            return _json(_read(answer))
+        with OPENER.open(request, timeout=remote.timeout) as answer:
+            return _json(_read(answer, remote.timeout))
     except urllib.error.HTTPError as err:
         try:
-            said = _json(_read(err)).get("error", "")
+            said = _json(_read(err, remote.timeout)).get("error", "")
         except ServiceError:
             said = ""
         raise ServiceError(_refusal(err.code, str(said), remote)) from None
@@ -104,16 +106,16 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
         ) from None
 
 
-def _read(answer) -> bytes:
-    """The body of ``answer``, at most ``MAX_ANSWER + 1`` bytes, read within ``REQUEST_TIMEOUT``
-    in all (the socket's timeout bounds each read alone: a service that trickles a byte at a
-    time would hold the client for ever)."""
-    deadline = time.monotonic() + REQUEST_TIMEOUT
+def _read(answer, seconds: float) -> bytes:
+    """The body of ``answer``, at most ``MAX_ANSWER + 1`` bytes, read within ``seconds`` in all
+    (the socket's timeout bounds each read alone: a service that trickles a byte at a time would
+    hold the client for ever)."""
+    deadline = time.monotonic() + seconds
     read = bytearray()
     while len(read) <= MAX_ANSWER:
         if time.monotonic() > deadline:
             raise ServiceError(
-                f"the grading service took more than {REQUEST_TIMEOUT:g} s to send its answer; try again later"
+                f"the grading service took more than {seconds:g} s to send its answer; try again later"
             )
         chunk = answer.read1(min(1 << 16, MAX_ANSWER + 1 - len(read)))
         if not chunk:
