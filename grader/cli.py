@@ -36,7 +36,7 @@ from .core.inert import one_line
 from .core.intake import IntakeError
 from .core.lesson import COURSE_VARIABLE, Course, Lesson, find_course, is_course, is_service_address, released
 from .core.results import LESSON_ERROR_EXIT
-from .core.service import MAX_UPLOAD, PER_MINUTE
+from .core.service import MAX_UPLOAD, PER_MINUTE, UPLOAD_SECONDS
 from .core.settings import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_TOTAL_TIMEOUT,
@@ -421,6 +421,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help=f"the largest file accepted (default {MAX_UPLOAD})",
     )
+    sv.add_argument(
+        "--upload-seconds",
+        type=_positive,
+        default=UPLOAD_SECONDS,
+        metavar="SECONDS",
+        help=f"the time a request (an upload's file included) may take to arrive (default {UPLOAD_SECONDS})",
+    )
     sv.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS")
     sv.add_argument("--max-examples", type=_positive, default=None, metavar="N")
     sv.set_defaults(public=True)  # students see the visible checks: the service runs those alone
@@ -661,6 +668,7 @@ def _serve(args, lesson: Lesson, settings: Settings) -> int:
         jobs=args.jobs,
         per_minute=args.per_minute,
         max_upload=args.max_upload,
+        upload_seconds=args.upload_seconds,
     )
 
 

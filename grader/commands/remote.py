@@ -7,6 +7,7 @@ to answer becomes :class:`ServiceError`, a sentence for the student.
 
 from __future__ import annotations
 
+import http.client
 import json
 import secrets
 import time
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from ..core.inert import one_line, student_strings
 from ..core.results import Report
+from ..core.service import well_formed
 from ..formats.json_report import from_dict
 
 #: Largest answer read from the service, in bytes (a report with its pictures is far smaller).
@@ -62,6 +64,8 @@ class Remote:
     practice: bool = False
     """Whether a service that cannot be used leaves the checks to run here, for a practice score
     (the release named the service; nobody asked for it by name)."""
+    timeout: float = REQUEST_TIMEOUT
+    """Seconds one request may take, its answer read whole."""
 
     @property
     def base(self) -> str:
@@ -84,14 +88,19 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
         headers={"Authorization": f"Bearer {remote.token}", "Accept": "application/json", **(headers or {})},
     )
     try:
-        with OPENER.open(request, timeout=REQUEST_TIMEOUT) as answer:
-            return _json(answer.read(MAX_ANSWER + 1))
+        with OPENER.open(request, timeout=remote.timeout) as answer:
+            return _json(_read(answer, remote.timeout))
     except urllib.error.HTTPError as err:
         try:
-            said = _json(err.read(MAX_ANSWER + 1)).get("error", "")
+            said = _json(_read(err, remote.timeout)).get("error", "")
         except ServiceError:
             said = ""
         raise ServiceError(_refusal(err.code, str(said), remote)) from None
+    except http.client.HTTPException:  # a status line, headers or a body that HTTP does not allow
+        raise ServiceError(
+            f"the grading service at {one_line(remote.base)} answered something that is not HTTP; "
+            "is the address right?"
+        ) from None
     except (urllib.error.URLError, OSError) as err:
         why = getattr(err, "reason", err)
         raise ServiceError(
@@ -100,12 +109,30 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
         ) from None
 
 
+def _read(answer, seconds: float) -> bytes:
+    """The body of ``answer``, at most ``MAX_ANSWER + 1`` bytes, read within ``seconds`` in all
+    (the socket's timeout bounds each read alone: a service that trickles a byte at a time would
+    hold the client for ever)."""
+    deadline = time.monotonic() + seconds
+    read = bytearray()
+    while len(read) <= MAX_ANSWER:
+        if time.monotonic() > deadline:
+            raise ServiceError(
+                f"the grading service took more than {seconds:g} s to send its answer; try again later"
+            )
+        chunk = answer.read1(min(1 << 16, MAX_ANSWER + 1 - len(read)))
+        if not chunk:
+            break
+        read += chunk
+    return bytes(read)
+
+
 def _json(raw: bytes) -> dict:
     if len(raw) > MAX_ANSWER:
         raise ServiceError("the grading service answered with more than the client reads")
     try:
         body = student_strings(json.loads(raw))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python reads
         raise ServiceError(
             "the grading service answered something that is not JSON; is the address right?"
         ) from None
@@ -124,7 +151,7 @@ def _refusal(status: int, said: str, remote: Remote) -> str:
             f"the grading service at {one_line(remote.base)} answered with a redirect (HTTP {status}), "
             "which the client does not follow with your token; give --server the address it moved to"
         )
-    if status in (413, 429, 400) and said:
+    if status in (400, 408, 413, 429) and said:
         return f"the grading service turned the file down: {said}"
     return f"the grading service at {one_line(remote.base)} answered HTTP {status}" + (
         f": {said}" if said else ""
@@ -159,9 +186,12 @@ def report_of(remote: Remote, id_: int, *, clock=time.monotonic, sleep=time.slee
         answer = _request(remote, "GET", f"/api/submissions/{id_}")
         if "tests" in answer:
             try:
-                return from_dict(answer)
-            except (KeyError, TypeError, ValueError):
-                raise ServiceError("the grading service's report could not be read") from None
+                report = from_dict(answer)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                report = None
+            if report is None or not well_formed(report):
+                raise ServiceError("the grading service's report could not be read")
+            return report
         if answer.get("status") == "done":
             problem = one_line(str(answer.get("problem", ""))) or "no reason given"
             raise ServiceError(f"the grading service could not grade submission {id_}: {problem}")

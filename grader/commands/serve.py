@@ -12,11 +12,12 @@ which the student release (without the reference) cannot do.
   students who are new; the others keep their tokens.
 * API (JSON; ``Authorization: Bearer TOKEN`` on every ``/api`` route):
   ``GET /health``; ``POST /api/submissions`` (multipart field ``file``: the lesson's ``.py`` or a
-  notebook) answers 202 ``{"id": N}`` at once; ``GET /api/submissions`` lists the caller's own;
+  notebook) answers 202 ``{"id": N}`` at once; ``GET /api/submissions`` lists the caller's own (the latest :data:`~grader.core.service.LISTED`);
   ``GET /api/submissions/N`` is ``{"status": "queued"|"grading"}`` until graded, then the report
   (as ``grade --public --format json``). Another student's submission is 404, a bad token 401,
-  a file too large 413, too many submissions in a minute 429, anything else wrong 400: each with
-  ``{"error": "..."}``.
+  a file too large 413, one whose upload took longer than ``--upload-seconds`` 408, too many
+  submissions in a minute 429, anything else wrong 400: each with ``{"error": "..."}``.
+  A connection that has not sent a whole request head within ``--upload-seconds`` is closed.
 * The queue is in ``DIR/gradebook.sqlite`` (:mod:`grader.formats.queue`). Grading processes are
   the batch's (:class:`grader.commands.batch.Grader`: ``grade-stream`` zygotes, a sandboxed child
   per submission). A submission is ``done`` once graded and never graded again; one that was
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -64,6 +66,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..core.errors import IsolationRefused, UsageError
 from ..core.inert import csv_cell, one_line
@@ -71,6 +74,8 @@ from ..core.intake import IntakeError, open_submission
 from ..core.lesson import Lesson
 from ..core.service import (
     ENVELOPE,
+    LISTED,
+    UPLOAD_SECONDS,
     RateLimit,
     Refused,
     State,
@@ -82,6 +87,7 @@ from ..core.service import (
     submission_id,
     token_hash,
     too_large,
+    too_slow,
     upload_suffix,
 )
 from ..core.settings import Isolation, Settings
@@ -122,6 +128,8 @@ class Service:
     per_minute: int
     suite: str
     """The fingerprint of what decides a grade besides the file (:func:`grader.commands.batch.suite_hash`)."""
+    upload_seconds: float = UPLOAD_SECONDS
+    """The time an upload's body may take to arrive (one that never ends would hold its memory)."""
 
     @property
     def database(self) -> Path:
@@ -332,10 +340,14 @@ def application(service: Service, wake: threading.Event) -> Starlette:
         if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
             raise Refused(400, "send the file as multipart/form-data, in the form field 'file'")
         body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > cap + ENVELOPE:
-                raise too_large(cap)
+        try:
+            with anyio.fail_after(service.upload_seconds):
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > cap + ENVELOPE:
+                        raise too_large(cap)
+        except TimeoutError:
+            raise too_slow(service.upload_seconds) from None
 
         async def replay():
             return {"type": "http.request", "body": bytes(body), "more_body": False}
@@ -362,7 +374,7 @@ def application(service: Service, wake: threading.Event) -> Starlette:
 
     async def listing(request: Request) -> JSONResponse:
         student = caller(request)
-        return JSONResponse({"submissions": [_summary(s) for s in queue.of(student)]})
+        return JSONResponse({"submissions": [_summary(s) for s in queue.of(student, LISTED)]})
 
     async def one(request: Request) -> JSONResponse:
         student = caller(request)
@@ -447,6 +459,31 @@ def application(service: Service, wake: threading.Event) -> Starlette:
     )
 
 
+def _protocol(seconds: float) -> type[H11Protocol]:
+    """uvicorn's HTTP/1.1 with a time limit on a request's head: a connection that has not sent
+    a whole request line and its headers ``seconds`` after it opened (or after its last answer)
+    is closed. uvicorn has no such limit: a client sending a byte now and then, without any
+    token, kept its connection, and enough of them took every file descriptor the service has."""
+
+    class Protocol(H11Protocol):
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def _arm(self) -> None:
+            self.loop.call_later(seconds, self._late, self.cycle)
+
+        def _late(self, cycle) -> None:
+            if self.cycle is cycle and not self.transport.is_closing():  # no request began since
+                self.transport.close()
+
+    return Protocol
+
+
 def _store(uploads: Path, name: str, data: bytes) -> Path:
     """Write an upload to a fresh folder of its own, under ``name`` (the service's, never the
     sender's); its path."""
@@ -484,6 +521,7 @@ def main(
     jobs: int = 1,
     per_minute: int,
     max_upload: int,
+    upload_seconds: float = UPLOAD_SECONDS,
 ) -> int:
     """Serve ``lesson`` until interrupted (Ctrl-C or SIGTERM); 0 then."""
     missing = processes_missing()
@@ -499,6 +537,7 @@ def main(
         isolation=isolation,
         max_upload=max_upload,
         per_minute=per_minute,
+        upload_seconds=upload_seconds,
         suite=suite_hash(lesson, settings, isolation=isolation),
     )
     book = Gradebook(service.database)
@@ -529,7 +568,10 @@ def main(
         print("grader: tokens travel in clear over HTTP: put the service behind HTTPS", file=sys.stderr)
     workers.start()
     try:
-        uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[listener])
+        config = uvicorn.Config(
+            app, http=_protocol(service.upload_seconds), log_level="warning", access_log=False
+        )
+        uvicorn.Server(config).run(sockets=[listener])
     finally:
         workers.close()
         listener.close()

@@ -1,5 +1,6 @@
 """The grading service's rules, apart from any web framework: tokens, the rate limit, the
-states of a queued submission, and what an upload or a request may be.
+states of a queued submission, what an upload or a request may be, and what a report that came
+back over the wire must hold before it is printed.
 
 The server (:mod:`grader.commands.serve`) and the client (:mod:`grader.commands.remote`) both
 lean on these; nothing here imports a web package, opens a socket or a database, so the rules
@@ -10,14 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import secrets
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 
+import numpy as np
+
 from .enums import StrEnum
 from .intake import MAX_SOURCE
+from .results import Report
 
 #: Bytes of randomness in a student's token (``secrets.token_urlsafe`` writes them as ~43 letters).
 TOKEN_BYTES = 32
@@ -25,8 +30,14 @@ TOKEN_BYTES = 32
 MAX_UPLOAD = MAX_SOURCE
 #: Room for the multipart envelope around the file (boundaries, headers of the part).
 ENVELOPE = 64 << 10
+#: Seconds an upload's body may take to arrive, by default: a file of the largest size comes in
+#: well within it over a slow line, and a body that never ends does not hold the service's memory.
+UPLOAD_SECONDS = 60
 #: Submissions one student may send in a minute, by default.
 PER_MINUTE = 6
+#: Submissions a student's list shows, the latest: the list reads every report it shows, on the
+#: service's one event loop, and a student sending all day long would have it read thousands.
+LISTED = 100
 #: The largest submission id a request may name (SQLite's integers are 64-bit).
 MAX_ID = (1 << 63) - 1
 
@@ -139,6 +150,11 @@ def declared_length(header: str | None, cap: int) -> None:
         raise too_large(cap)
 
 
+def too_slow(seconds: float) -> Refused:
+    """The refusal of an upload whose body had not all arrived after ``seconds``."""
+    return Refused(408, f"the file took more than {seconds:g} s to arrive: send it again")
+
+
 def too_large(cap: int) -> Refused:
     """The refusal of an upload over ``cap`` bytes."""
     return Refused(413, f"the file is too large: the service takes files up to {cap >> 10} KiB")
@@ -162,3 +178,43 @@ def check_upload(data: bytes, cap: int) -> None:
         raise Refused(400, "the file is empty: send your lesson's file in the form field 'file'")
     if len(data) > cap:
         raise too_large(cap)
+
+
+def _texts(*values) -> bool:
+    return all(isinstance(v, str) for v in values)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _table(value) -> bool:
+    """Whether ``value`` is a picture's table: heads of square rows of numbers (or nothing)."""
+    if value == ():
+        return True
+    try:
+        return np.asarray(value, dtype=float).ndim == 3
+    except (ValueError, TypeError, OverflowError):
+        return False
+
+
+def well_formed(report: Report) -> bool:
+    """Whether ``report``, rebuilt from JSON that came over the wire, holds what the reporters
+    read: texts where they print texts, finite numbers where they add scores up, pictures whose
+    tables are tables. A service that answers anything else is not to be printed from."""
+    if not _texts(report.submission, report.problem):
+        return False
+    for t in report.tests:
+        if not _texts(t.name, t.exercise, t.title, t.feedback, t.counterexample):
+            return False
+        if not (_number(t.score) and _number(t.max_score)):
+            return False
+    for name, found in report.diagnoses.items():
+        if not _texts(name) or not all(_texts(d.code, d.hint, *d.checks) for d in found):
+            return False
+    for p in report.pictures:
+        if not (
+            _texts(p.exercise, p.title, p.problem, *p.tokens) and _table(p.reference) and _table(p.student)
+        ):
+            return False
+    return all(isinstance(f.graded, bool) for f in report.lesson_errors)

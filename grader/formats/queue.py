@@ -183,9 +183,10 @@ class Queue:
         """How many submissions each student has sent."""
         return dict(self.db.execute("SELECT student, COUNT(*) FROM submissions GROUP BY student"))
 
-    def of(self, student: str) -> list[Submission]:
-        """``student``'s submissions, oldest first."""
+    def of(self, student: str, latest: int = -1) -> list[Submission]:
+        """``student``'s submissions (their ``latest`` ones alone when it is not -1), oldest first."""
         found = self.db.execute(
-            f"SELECT {_COLUMNS} FROM submissions WHERE student = ? ORDER BY id", (student,)
+            f"SELECT {_COLUMNS} FROM submissions WHERE student = ? ORDER BY id DESC LIMIT ?",
+            (student, latest),
         ).fetchall()
-        return [_row(f) for f in found]
+        return [_row(f) for f in reversed(found)]
