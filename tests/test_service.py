@@ -61,16 +61,32 @@ class Server:
 
     def __init__(self, data: Path, roster: Path, *extra: str):
         self.data, self.roster, self.extra = data, roster, extra
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "grader", "serve", "--course", str(ROOT), "--lesson", LESSON]
-            + ["--data", str(data), "--roster", str(roster), "--host", "127.0.0.1", "--port", "0", *extra],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        line = _line_within(self.proc, NET)
-        assert "serving" in line, line + self.proc.stderr.read().decode()
+        # what it logs goes to a file: a pipe nobody reads would stop it once full
+        self.log = data.with_name(data.name + "-serve.log")
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "grader", "serve", "--course", str(ROOT), "--lesson", LESSON]
+                + [
+                    "--data",
+                    str(data),
+                    "--roster",
+                    str(roster),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    *extra,
+                ],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
+            )
+        try:
+            line = _line_within(self.proc, NET)
+        except AssertionError as err:
+            raise AssertionError(f"{err}: {self.log.read_text(errors='replace')[-3000:]}") from None
+        assert "serving" in line, line + self.log.read_text(errors="replace")[-3000:]
         self.url = line.split(" at ")[1].split()[0].rstrip("/")
 
     def stop(self) -> None:
@@ -82,7 +98,6 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
         self.proc.stdout.close()
-        self.proc.stderr.close()
 
     def tokens(self) -> dict[str, str]:
         with open(self.data / "tokens.csv", newline="", encoding="utf-8") as f:
@@ -136,7 +151,7 @@ def _line_within(proc: subprocess.Popen, seconds: float) -> str:
             raise AssertionError("the service printed no address within the net")
         chunk = os.read(fd, 4096)
         if not chunk:
-            raise AssertionError("the service ended: " + proc.stderr.read().decode())
+            raise AssertionError("the service ended before it printed its address")
         read += chunk
     return read.decode().splitlines()[0]
 
@@ -521,6 +536,8 @@ class Browser:
             assert line, "Chromium ended before it listened"
             if "DevTools listening on " in line:
                 endpoint = line.split("DevTools listening on ")[1].strip()
+        # the rest of what it logs is read and dropped: a full pipe would stop it
+        threading.Thread(target=self.proc.stderr.read, daemon=True).start()
         port = endpoint.split(":")[2].split("/")[0]
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=NET) as answer:
             page = next(t for t in json.load(answer) if t["type"] == "page")
@@ -586,7 +603,8 @@ def test_a_student_hands_in_on_the_page_and_sees_the_report_with_its_pictures(se
     assert browser.run(
         f"{frame}.hasAttribute('sandbox') && {frame}.sandbox.length === 0"
     )  # nothing runs there
-    assert browser.run(f"{frame}.getBoundingClientRect().height") > 100  # shown
+    # shown: the status says "graded" as the report is being put in its frame
+    browser.until(f"{frame}.getBoundingClientRect().height > 100")
     report = browser.run(f"{frame}.srcdoc")
     assert "wrong-scale" in report and "<svg" in report  # the likely mistake and the pictures
     browser.until("document.querySelectorAll('#submissions tbody tr').length === 1")
