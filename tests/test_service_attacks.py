@@ -7,6 +7,7 @@ Nothing here compares times: every wait is a net that only a service that hangs 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
@@ -40,6 +41,12 @@ def server(tmp_path_factory):
     )
     yield started
     started.stop()
+
+
+def _submissions(server: Server) -> int:
+    """How many submissions the service's queue holds."""
+    with contextlib.closing(sqlite3.connect(server.data / "gradebook.sqlite")) as db:
+        return db.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
 
 
 def _health(server: Server) -> bool:
@@ -229,3 +236,27 @@ def test_check_server_stops_reading_a_service_that_trickles_its_answer(hostile):
     asking.join(NET)  # the net: a client that reads for ever is still at it
     assert not asking.is_alive() and outcome
     assert isinstance(outcome[0], remote.ServiceError) and "to send its answer" in str(outcome[0])
+
+
+def test_a_sender_hanging_up_mid_upload_leaves_no_traceback_in_the_log(server):
+    """A client that hangs up halfway through its upload made the service log a traceback
+    ("Exception in ASGI application"), as a bug of its own; nothing is queued for it either."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    before = server.log.read_text(errors="replace")
+    queued = _submissions(server)
+    gone = socket.create_connection((host, int(port)), timeout=NET)
+    gone.sendall(
+        (
+            "POST /api/submissions HTTP/1.1\r\nHost: grader\r\n"
+            f"Authorization: Bearer {server.tokens()['oscar']}\r\n"
+            "Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 100000\r\n\r\n--b\r\n"
+        ).encode()
+    )
+    assert any(_health(server) for _ in range(20))  # the upload has begun: its head was read
+    gone.close()
+    for _ in range(30):  # the service notices the hang-up as it reads on: a few tries to log it
+        assert _health(server)
+        time.sleep(0.1)
+    said = server.log.read_text(errors="replace")[len(before) :]
+    assert "Traceback" not in said and "Exception" not in said, said[-3000:]
+    assert _submissions(server) == queued

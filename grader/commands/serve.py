@@ -63,7 +63,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -348,6 +348,8 @@ def application(service: Service, wake: threading.Event) -> Starlette:
                         raise too_large(cap)
         except TimeoutError:
             raise too_slow(service.upload_seconds) from None
+        except ClientDisconnect:  # the sender hung up mid-upload: nothing is kept, nobody is told
+            return Response(status_code=400)
 
         async def replay():
             return {"type": "http.request", "body": bytes(body), "more_body": False}
