@@ -232,15 +232,18 @@ def test_an_embedded_local_cluster_grades_the_same(place, tmp_path):
     assert read_csv(out) == [row for row in read_csv(local) if row["student"] in ("ada", "eve")]
 
 
-def test_a_cluster_address_that_is_none_is_said_in_words(place, tmp_path):
-    klass, _, _, _ = place
+def test_a_cluster_address_that_is_none_is_said_in_words(tmp_path):
+    klass = tmp_path / "class"
+    klass.mkdir()
     done = batch(klass, tmp_path / "g.csv", "--cluster", "udp://somewhere")
     assert done.returncode == 2
     assert "no cluster address" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_without_dask_the_cluster_option_says_what_to_install(place, tmp_path):
-    klass, _, _, _ = place
+def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
+    klass = tmp_path / "class"
+    (klass / "ada").mkdir(parents=True)
+    shutil.copy(ATTENTION.solution, klass / "ada" / "attention.py")
     code = (
         "import sys; sys.modules['dask'] = sys.modules['distributed'] = None; "
         "from grader.cli import main; "
