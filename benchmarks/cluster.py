@@ -110,16 +110,16 @@ def main() -> None:
         for workers in args.workers:
             address, procs = start_cluster(workers, root)
             try:
-                times = [
-                    one_batch(klass, root / f"out-{workers}" / "gradebook.csv", address)
-                    for _ in range(args.repeat)
-                ]
+                times, loads = [], []
+                for _ in range(args.repeat):
+                    loads.append(os.getloadavg()[0])  # the machine is shared: each round says how busy
+                    times.append(one_batch(klass, root / f"out-{workers}" / "gradebook.csv", address))
             finally:
                 stop(procs)
             wall = statistics.median(times)
             print(
                 f"{workers} worker(s): median {wall:.1f} s per batch of {size} "
-                f"({', '.join(f'{t:.1f}' for t in times)}), {size / wall * 60:.0f} submissions/min, "
+                f"({', '.join(f'{t:.1f} s at load {x:.1f}' for t, x in zip(times, loads))}), {size / wall * 60:.0f} submissions/min, "
                 f"{wall * workers / size:.2f} worker-seconds per submission"
             )
 

@@ -30,6 +30,10 @@ no number in any export, if they still do not finish.
 
 The grading processes keep their temporary files in one folder the batch makes
 and removes when it ends, finished or interrupted.
+
+With ``--cluster`` the submissions are graded on the workers of a Dask cluster instead
+(:mod:`grader.commands.cluster`, given to :func:`main` as ``cluster``); everything else here
+is the same.
 """
 
 from __future__ import annotations
