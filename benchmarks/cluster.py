@@ -119,7 +119,7 @@ def main() -> None:
             wall = statistics.median(times)
             print(
                 f"{workers} worker(s): median {wall:.1f} s per batch of {size} "
-                f"({', '.join(f'{t:.1f} s at load {x:.1f}' for t, x in zip(times, loads))}), {size / wall * 60:.0f} submissions/min, "
+                f"({', '.join(f'{t:.1f} s at load {x:.1f}' for t, x in zip(times, loads, strict=True))}), {size / wall * 60:.0f} submissions/min, "
                 f"{wall * workers / size:.2f} worker-seconds per submission"
             )
 
