@@ -130,7 +130,7 @@ class Cluster:
                 proc.terminate()
         for proc in reversed(self.procs):
             try:
-                proc.wait(timeout=20)
+                proc.wait(timeout=5)  # a worker whose scheduler went first may wait for it: no more
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
