@@ -302,6 +302,13 @@ def parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=Path("gradebook.csv"), help="the CSV to write (default gradebook.csv)"
     )
     b.add_argument("--jobs", type=_positive, default=None, help="submissions graded at once (default: cores)")
+    b.add_argument(
+        "--cluster",
+        default=None,
+        metavar="ADDRESS",
+        help="grade on a Dask cluster: local[:N] (N workers on this machine) or tcp://HOST:PORT "
+        "(a running scheduler); needs the cluster extra",
+    )
     b.add_argument("--call-timeout", type=_timeout, default=None, metavar="SECONDS")
     b.add_argument("--max-examples", type=_positive, default=None, metavar="N")
     b.add_argument(
@@ -672,6 +679,41 @@ def _serve(args, lesson: Lesson, settings: Settings) -> int:
     )
 
 
+#: What the cluster extra installs, by the name each is imported as.
+CLUSTER_PACKAGES = ("dask", "distributed")
+
+
+def _batch(args, lesson: Lesson, settings: Settings) -> int:
+    """Run ``batch``, on a Dask cluster with ``--cluster``. Dask is an extra (``pip install -e
+    '.[cluster]'``): imported here, for a batch on a cluster only."""
+    grading = dict(
+        lesson=lesson,
+        settings=settings,
+        folder=args.folder,
+        out=args.out,
+        jobs=args.jobs,
+        export=_export(args),
+        junit=args.junit,
+    )
+    if args.cluster is None:
+        return batch.main(**grading)
+    try:
+        from .commands import cluster
+    except ImportError as err:
+        if (err.name or "").split(".")[0] not in CLUSTER_PACKAGES:
+            raise
+        raise UsageError(
+            f"--cluster needs Dask, of the cluster extra ({err.name} is missing): "
+            "pip install -e '.[cluster]' in the grader's folder"
+        ) from None
+    try:
+        cluster.parse_address(args.cluster)
+    except ValueError as err:
+        raise UsageError(f"--cluster {err}") from None
+    with cluster.Cluster(args.cluster) as place:
+        return batch.main(**grading, cluster=place)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     refusal = None if args.command in ("export", "report") else unsupported_hypothesis()
@@ -728,15 +770,7 @@ def main(argv: list[str] | None = None) -> int:
                 service=_remote(args, lesson),
             )
         if args.command == "batch":
-            return batch.main(
-                lesson=lesson,
-                settings=settings,
-                folder=args.folder,
-                out=args.out,
-                jobs=args.jobs,
-                export=_export(args),
-                junit=args.junit,
-            )
+            return _batch(args, lesson, settings)
         if args.command == "serve":
             return _serve(args, lesson, settings)
         if args.command == "gradescope-bundle":

@@ -30,6 +30,10 @@ no number in any export, if they still do not finish.
 
 The grading processes keep their temporary files in one folder the batch makes
 and removes when it ends, finished or interrupted.
+
+With ``--cluster`` the submissions are graded on the workers of a Dask cluster instead
+(:mod:`grader.commands.cluster`, given to :func:`main` as ``cluster``); everything else here
+is the same.
 """
 
 from __future__ import annotations
@@ -202,6 +206,25 @@ def _cores() -> list[int]:
         return []
 
 
+def request_of(entry: Entry) -> dict:
+    """The request a ``grade-stream`` process grades ``entry`` from (see :mod:`.stream`)."""
+    return {"path": str(entry.file), "sha256": entry.file_hash, "shown": entry.shown}
+
+
+def answered(entry: Entry, line: bytes) -> tuple[Entry, Report | None, str]:
+    """(entry, its report or None, why there is none) from the answer line a ``grade-stream``
+    process gave, read as a text from the other side (:func:`.stream.read_answer`)."""
+    try:
+        answer = read_answer(line)  # texts enter here
+    except ValueError as err:
+        return entry, None, f"the grader failed: its answer could not be read ({str(err)[:300]})"
+    if answer.verdict is Verdict.GRADED:
+        return entry, answer.report, ""
+    if answer.verdict is Verdict.REFUSED:  # the file is not the one taken in, or no longer readable
+        return entry, None, answer.message[:300]
+    return entry, None, f"the grader failed: {answer.message[:300]}"
+
+
 class Grader:
     """A long-lived ``grade-stream`` process: Python, pytest and the checks are loaded once, not
     per submission, and each submission is graded in a process forked from it
@@ -232,31 +255,29 @@ class Grader:
 
     def grade(self, entry: Entry, limit: float, running: dict) -> tuple[Entry, Report | None, str]:
         """(entry, its report or None, why there is none)."""
+        line, why = self.ask(request_of(entry), limit, running, entry.student)
+        if line is None:
+            return entry, None, why
+        return answered(entry, line)
+
+    def ask(self, request: dict, limit: float, running: dict, key: str) -> tuple[bytes | None, str]:
+        """(the answer line to ``request``, '') or (None, why there is none); the process is in
+        ``running`` under ``key`` while it grades."""
         if self.proc is None or self.proc.poll() is not None:
             self._start()
-        running[entry.student] = self.proc
-        request = {"path": str(entry.file), "sha256": entry.file_hash, "shown": entry.shown}
+        running[key] = self.proc
         try:
             self.proc.stdin.write((json.dumps(request) + "\n").encode())
             self.proc.stdin.flush()
-            line = self._line(time.monotonic() + limit)
+            return self._line(time.monotonic() + limit), ""
         except TimeoutError:
             self.close(interrupt=True)
-            return entry, None, f"{UNFINISHED}: grading took longer than {limit:g} s and was stopped"
+            return None, f"{UNFINISHED}: grading took longer than {limit:g} s and was stopped"
         except (OSError, EOFError):
             self.close()
-            return entry, None, "the grader stopped while grading this submission"
+            return None, "the grader stopped while grading this submission"
         finally:
-            running.pop(entry.student, None)
-        try:
-            answer = read_answer(line)  # texts enter here
-        except ValueError as err:
-            return entry, None, f"the grader failed: its answer could not be read ({str(err)[:300]})"
-        if answer.verdict is Verdict.GRADED:
-            return entry, answer.report, ""
-        if answer.verdict is Verdict.REFUSED:  # the file is not the one taken in, or no longer readable
-            return entry, None, answer.message[:300]
-        return entry, None, f"the grader failed: {answer.message[:300]}"
+            running.pop(key, None)
 
     def _line(self, deadline: float) -> bytes:
         fd = self.proc.stdout.fileno()
@@ -351,9 +372,13 @@ def main(
     jobs: int | None = None,
     export: Export | None = None,
     junit: Path | None = None,
+    cluster=None,
 ) -> int:
     """Grade every submission in ``folder`` that is new or changed; write the gradebook, its CSV
-    in ``export``'s layout (plain by default) and, with ``junit``, the class as JUnit XML."""
+    in ``export``'s layout (plain by default) and, with ``junit``, the class as JUnit XML.
+
+    With ``cluster`` (:class:`grader.commands.cluster.Cluster`), the submissions are graded on
+    its workers instead of here; everything else (intake, resume, gradebook, reports) is the same."""
     folder, out = Path(folder), Path(out)
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
@@ -363,9 +388,11 @@ def main(
             f"batch runs on Linux and macOS ({missing} is missing here); grade one file with grade"
         )
     isolation = choose_level(settings.isolation, lesson.private)  # refused here, once, not for every student
-    jobs = jobs or os.cpu_count() or 1
     limits = settings.limits
     suite = suite_hash(lesson, settings, isolation=isolation)
+    if cluster is not None:  # its workers checked, before anything is written
+        jobs = cluster.start(lesson=lesson, settings=settings, isolation=isolation, suite=suite, jobs=jobs)
+    jobs = jobs or os.cpu_count() or 1
     book = Gradebook(out.with_suffix(".sqlite"))
     book.describe(lesson.name, lesson.exercises)  # for an export or a class report made later
     reports = out.with_name(out.stem + "_reports")
@@ -406,8 +433,12 @@ def main(
     environment = {**os.environ, "TMPDIR": str(scratch)}
     graders: queue.Queue[Grader] = queue.Queue()
     cores = _cores()
+
+    def grader_for(cpu: int | None):
+        return Grader(options, cpu, environment) if cluster is None else cluster.grader()
+
     for job in range(jobs):
-        graders.put(Grader(options, cores[job % len(cores)] if len(cores) > 1 else None, environment))
+        graders.put(grader_for(cores[job % len(cores)] if len(cores) > 1 and cluster is None else None))
     limit = WALL_FACTOR * limits.total_timeout + GRACE
 
     def grade(entry: Entry):
@@ -466,7 +497,7 @@ def main(
             pool.shutdown(wait=True)
             _close_all(graders)
             for _ in range(AGAIN_JOBS):
-                graders.put(Grader(options, None, environment))
+                graders.put(grader_for(None))
             pool = ThreadPoolExecutor(max_workers=AGAIN_JOBS)
             progress = Progress(len(again))
             left = grade_all(again, pool)
@@ -479,6 +510,8 @@ def main(
         signals.hold()  # a second Ctrl-C or SIGTERM no longer cuts what follows short
         stop.set()
         _end(list(running.values()), interrupt=True)  # their submissions are graded again next time
+        if cluster is not None:
+            cluster.cancel()  # the tasks still on its workers
     finally:
         signals.hold()
         try:
