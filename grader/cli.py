@@ -9,6 +9,7 @@ run's settings are resolved once, here (:mod:`grader.core.lesson`,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
@@ -650,20 +651,30 @@ def _lessons(args, course: Course) -> tuple[Lesson, ...]:
 
 #: What the server extra installs, by the name each is imported as.
 SERVER_PACKAGES = ("starlette", "uvicorn", "multipart", "python_multipart")
+#: What the cluster extra installs, by the name each is imported as.
+CLUSTER_PACKAGES = ("dask", "distributed")
+
+
+@contextlib.contextmanager
+def _extra(packages: tuple[str, ...], needs: str):
+    """Around the import of a command module that imports an extra's ``packages`` (only the
+    command that needs them imports it, so that every other runs without them): a missing one
+    is a UsageError saying what to install (``needs``: who needs which extra, its name last)."""
+    try:
+        yield
+    except ImportError as err:
+        if (err.name or "").split(".")[0] not in packages:
+            raise
+        extra = needs.rsplit(" ", 1)[-1]
+        raise UsageError(
+            f"{needs} extra ({err.name} is missing): pip install -e '.[{extra}]' in the grader's folder"
+        ) from None
 
 
 def _serve(args, lesson: Lesson, settings: Settings) -> int:
-    """Run ``serve``. Its web packages are an extra (``pip install -e '.[server]'``):
-    they are imported here, when serving, so that every other command runs without them."""
-    try:
+    """Run ``serve``. Its web packages are an extra (``pip install -e '.[server]'``)."""
+    with _extra(SERVER_PACKAGES, "serve needs the web packages of the server"):
         from .commands import serve
-    except ImportError as err:
-        if (err.name or "").split(".")[0] not in SERVER_PACKAGES:
-            raise
-        raise UsageError(
-            f"serve needs the web packages of the server extra ({err.name} is missing): "
-            "pip install -e '.[server]' in the grader's folder"
-        ) from None
     return serve.main(
         lesson=lesson,
         settings=settings,
@@ -677,10 +688,6 @@ def _serve(args, lesson: Lesson, settings: Settings) -> int:
         max_upload=args.max_upload,
         upload_seconds=args.upload_seconds,
     )
-
-
-#: What the cluster extra installs, by the name each is imported as.
-CLUSTER_PACKAGES = ("dask", "distributed")
 
 
 def _batch(args, lesson: Lesson, settings: Settings) -> int:
@@ -697,15 +704,8 @@ def _batch(args, lesson: Lesson, settings: Settings) -> int:
     )
     if args.cluster is None:
         return batch.main(**grading)
-    try:
+    with _extra(CLUSTER_PACKAGES, "--cluster needs Dask, of the cluster"):
         from .commands import cluster
-    except ImportError as err:
-        if (err.name or "").split(".")[0] not in CLUSTER_PACKAGES:
-            raise
-        raise UsageError(
-            f"--cluster needs Dask, of the cluster extra ({err.name} is missing): "
-            "pip install -e '.[cluster]' in the grader's folder"
-        ) from None
     try:
         cluster.parse_address(args.cluster)
     except ValueError as err:
