@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -371,3 +372,65 @@ def test_a_hidden_checks_mistake_quotes_none_of_its_inputs(tmp_path):
     assert done.returncode == LESSON_ERROR_EXIT, done.stderr[-2000:]
     assert "test_layer_norm_hidden.py:" in done.stdout and "IndexError" in done.stdout
     assert "secret" not in done.stdout + done.stderr and "eps 0.5" not in done.stdout
+
+
+#: A check whose next draw depends on what the student's function returned, as a lesson may
+#: rightly write (the rope lesson's batch check draws an index once the scores look like work).
+DRAWS_AFTER_THE_ANSWER = '''
+
+@graded("center_tokens", points=2)
+@given(x=tokens(), data=st.data())
+def test_a_token_is_centred_as_if_alone(student, x, data):
+    """One token centred alone is centred as it was among the others."""
+    got = student.center_tokens(x)
+    expect.that(bool(np.allclose(got.mean(axis=-1), 0)), "the means are not 0")
+    t = data.draw(st.integers(0, x.shape[-2] - 1), label="token")
+    alone = student.center_tokens(x[..., t : t + 1, :])
+    expect.close(got[..., t : t + 1, :], alone, name="a token alone", rtol=1e-9, atol=1e-9)
+'''
+#: Right on two calls of every three: what it returns decides whether the check draws again.
+STATEFUL = """
+import numpy as np
+_calls = [0]
+def center_tokens(x):
+    _calls[0] += 1
+    return x - token_mean(x) + (_calls[0] % 3 == 0)
+"""
+
+
+def test_a_function_that_changes_the_checks_draws_fails_and_never_holds_its_grade_back(tmp_path):
+    """Hypothesis says FlakyStrategyDefinition when one input's runs draw differently; where the
+    student's answers decided the draws, that is the student's function answering differently,
+    never "the lesson has a mistake" (which would keep the student's grade from being final)."""
+    course = full_toy(tmp_path)
+    edit(course / CENTER, "from hypothesis import given\n", "import numpy as np\nfrom hypothesis import given\n"
+         "from hypothesis import strategies as st\n")  # fmt: skip
+    (course / CENTER).write_text((course / CENTER).read_text() + DRAWS_AFTER_THE_ANSWER)
+    source = (course / "solutions" / "toy.py").read_text()
+    (tmp_path / "student").mkdir()
+    (tmp_path / "student" / "toy.py").write_text(source + STATEFUL)
+    student = str(tmp_path / "student" / "toy.py")
+    done = grader_outside("grade", student, "--course", str(course), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    not_ours(done.stdout, done.stderr)
+    report = json.loads(done.stdout)
+    assert not report.get("lesson_errors") and report["score"] is not None, report
+    row = next(t for t in report["tests"] if t["name"] == "a_token_is_centred_as_if_alone")
+    assert row["status"] == "failed" and "different results for the same input" in row["feedback"], row
+    checked = grader_outside("check", student, "--course", str(course), "--details", cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr[-2000:]  # checks failed
+    not_ours(checked.stdout, checked.stderr)
+    assert "NOT RUN" not in checked.stdout and "different results for the same input" in checked.stdout
+    assert re.search(rf"^Total +{report['score']}/{report['max_score']}$", checked.stdout, re.M), (
+        checked.stdout
+    )
+    full = grader_outside(
+        "grade",
+        str(course / "solutions" / "toy.py"),
+        "--course",
+        str(course),
+        "--format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert full.returncode == 0 and json.loads(full.stdout)["score"] == sum(POINTS.values()) + 2

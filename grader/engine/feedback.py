@@ -53,6 +53,14 @@ def counterexample_of(err: BaseException) -> str:
     return "\n".join(lines)  # whole, however large: the text report shortens it, never this
 
 
+def flaky(err: BaseException) -> bool:
+    """Whether Hypothesis found the check's runs of one input to differ (any kind of its ``Flaky``:
+    a failure that passed when run again, or draws that changed between runs because what the
+    student's function returned decided them). Told by the class's ancestry, so that this module
+    need not import Hypothesis."""
+    return any(c.__name__ == "Flaky" and c.__module__ == "hypothesis.errors" for c in type(err).__mro__)
+
+
 def _flaky_cause(err: BaseException) -> BaseException | None:
     for inner in getattr(err, "exceptions", ()):
         return inner
@@ -72,7 +80,7 @@ def outcome_of(err: BaseException) -> Outcome:
         return Outcome(Status.ERROR, err.message, example if useful else "")
     if isinstance(err, PropertyFailure):
         return Outcome(Status.FAILED, str(err), example)
-    if type(err).__name__ in ("Flaky", "FlakyFailure"):
+    if flaky(err):
         inner = _flaky_cause(err)
         detail = f" The failure was: {outcome_of(inner).message}" if inner is not None else ""
         return Outcome(

@@ -26,7 +26,7 @@ from ..core.results import NOT_RUN, LessonFault, Report, Status, TestResult, Vis
 from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, choose_level, warm
 from . import replay
-from .feedback import Outcome, counterexample_of, outcome_of, paragraph
+from .feedback import Outcome, counterexample_of, flaky, outcome_of, paragraph
 from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
 from .submission import Submission
@@ -281,8 +281,11 @@ class Collector:
             err, (StudentError, StudentTimeout, PropertyFailure, GraderError, WardenLost, WardenFault)
         ):
             return None
-        if type(err).__name__ in ("Flaky", "FlakyFailure"):
-            return None  # the student's function answered differently: outcome_of says so
+        if flaky(err):
+            # the student's function answered differently (its draws too, where what it returned
+            # decides what the check draws next): outcome_of says so. A lesson whose own strategy
+            # is flaky is flaky on the reference too, and `lint` shows it
+            return None
         if getattr(err, "grader_calls", ()):
             # the student's function ran in this example and the check then stopped on what it
             # returned: the student's failure, never "no grade" (a submission must not be able
