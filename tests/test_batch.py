@@ -18,6 +18,9 @@ import pytest
 from .support import ATTENTION, ROOT, compose, graded_count, live_processes, python
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
+#: A file that loses points cheaply (its unwritten exercises stop at their first example): for
+#: tests of the batch's own workings, where any grade below 100 does.
+HALFWAY = ATTENTION.gallery / "halfway" / "attention.py"
 LOOP = Path(__file__).parent / "scenarios" / "infinite_loop" / "override.py"
 
 
@@ -108,7 +111,7 @@ def test_a_second_run_grades_only_what_changed(tmp_path):
     assert batch(klass, out).returncode == 0
     again = batch(klass, out)
     assert "0 to grade, 2 unchanged" in again.stderr
-    shutil.copy(BUGGY, klass / "bob" / "attention.py")
+    shutil.copy(HALFWAY, klass / "bob" / "attention.py")
     third = batch(klass, out)
     assert "1 to grade, 1 unchanged" in third.stderr
     assert int(read_csv(out)["bob"]["score"]) < 100
@@ -120,7 +123,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     size = 6  # enough that the batch is still busy when it is interrupted after two grades
     for i in range(size):
         (klass / f"s{i}").mkdir(parents=True)
-        shutil.copy(ATTENTION.solution if i % 2 else BUGGY, klass / f"s{i}" / "attention.py")
+        shutil.copy(ATTENTION.solution if i % 2 else HALFWAY, klass / f"s{i}" / "attention.py")
     out = tmp_path / "gradebook.csv"
     db = out.with_suffix(".sqlite")
     scratch = tmp_path / "tmp"  # the batch's temporary folders: none left after Ctrl-C

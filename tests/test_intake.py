@@ -29,7 +29,9 @@ from grader.formats.gradebook import Gradebook, Row
 
 from .support import ATTENTION, ROOT, graded_count, grader_outside, live_processes
 
-BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
+#: Loses points cheaply (its unwritten exercises stop at their first example): where any grade
+#: below 100 does.
+HALFWAY = ATTENTION.gallery / "halfway" / "attention.py"
 #: A line of a host file that must never reach an output (a shadow password entry).
 SECRET = "root:$6$NEVERSHOWN4711$abcdefghijklmnop:19000:0:99999:7:::"
 
@@ -245,7 +247,7 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
     )
     # the first line comes once every file is hashed, before the grading processes have started
     assert "2 to grade" in proc.stderr.readline()
-    shutil.copy(BUGGY, klass / "bob" / "attention.py")
+    shutil.copy(HALFWAY, klass / "bob" / "attention.py")
     out, err = proc.communicate(timeout=240)
     assert "Traceback" not in out + err
     assert proc.returncode == 0, err[-3000:]
@@ -300,7 +302,7 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
     klass = tmp_path / "class"
     size = 6 if how == "Ctrl-C" else 2  # enough that the batch is still busy when interrupted
     for i in range(size):
-        source = BUGGY if i % 2 else ATTENTION.solution
+        source = HALFWAY if i % 2 else ATTENTION.solution
         hand_in(klass, f"s{i}", lambda f, source=source: shutil.copy(source, f / "attention.py"))
     scratch = tmp_path / "tmp"
     scratch.mkdir()

@@ -487,6 +487,10 @@ def test_killed_with_9_the_service_grades_every_queued_submission_once_after_a_r
     first.proc.kill()  # -9 once the first is graded: no goodbye, the one being graded is left so
     first.proc.wait()
     first.stop()
+    scratch = tmp_path / "data" / "scratch"  # the grading's temporary files, in the service's folder
+    assert scratch.is_dir()
+    leftover = scratch / "left-by-the-killed-service"
+    leftover.mkdir()
     with sqlite3.connect(database) as db:
         before = dict(db.execute("SELECT id, state FROM submissions"))
         graded = dict(db.execute("SELECT id, graded_at FROM submissions WHERE state = 'done'"))
@@ -496,6 +500,7 @@ def test_killed_with_9_the_service_grades_every_queued_submission_once_after_a_r
     again = Server(tmp_path / "data", _roster(tmp_path / "roster2.csv", ["erin", "frank"]))
     try:
         assert again.tokens()["erin"] == token  # a known student keeps their token
+        assert not leftover.exists()  # removed at the start: nothing piles up, even after kill -9
         assert "frank" in again.tokens()
         for id_ in ids:
             assert "score" in again.report(token, id_)

@@ -82,7 +82,9 @@ class Readiness(WorkerPlugin):
         except Exception as err:  # noqa: BLE001 - whatever it is, this worker does not grade
             self.refusal = f"it could not check itself ({type(err).__name__}: {str(err)[:200]})"
         if not self.refusal:
-            self.scratch = Path(tempfile.mkdtemp(prefix="grader-worker-"))
+            # in the worker's own folder, which Dask removes, or purges at the next start on this
+            # machine when the worker was killed
+            self.scratch = Path(tempfile.mkdtemp(prefix="grader-", dir=worker.local_directory))
 
     def _check(self) -> str:
         """Why this worker cannot grade the batch ('' when it can)."""

@@ -49,7 +49,6 @@ import shutil
 import socket
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -205,6 +204,18 @@ def _secret_file(path: Path, what: str, *, append: bool) -> Iterator[tuple[TextI
 # grading
 
 
+def fresh_scratch(data: Path) -> Path:
+    """The grading processes' TMPDIR, ``DATA/scratch``, emptied: a service stopped by SIGKILL or a
+    power cut cannot remove what its grading left there, so the next start does (in the system's
+    temporary folder it would pile up, one folder per start, unseen)."""
+    scratch = data / "scratch"
+    if scratch.is_symlink() or (scratch.exists() and not scratch.is_dir()):
+        raise UsageError(f"{scratch} is not a folder: move it away, the service grades there")
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(mode=0o700, exist_ok=True)
+    return scratch
+
+
 class Workers:
     """Threads that grade the queue, each through a grading process of the batch's."""
 
@@ -212,7 +223,7 @@ class Workers:
         self.service = service
         self.stop = threading.Event()
         self.wake = threading.Event()
-        self.scratch = Path(tempfile.mkdtemp(prefix="grader-serve-"))  # the grading processes' TMPDIR
+        self.scratch = fresh_scratch(service.data)  # the grading processes' TMPDIR
         environment = {**os.environ, "TMPDIR": str(self.scratch)}
         options = stream_options(service.lesson, service.settings, service.isolation)
         self.graders = [Grader(options, None, environment) for _ in range(jobs)]
