@@ -434,3 +434,57 @@ def test_a_function_that_changes_the_checks_draws_fails_and_never_holds_its_grad
         cwd=tmp_path,
     )
     assert full.returncode == 0 and json.loads(full.stdout)["score"] == sum(POINTS.values()) + 2
+
+
+#: A check that sets aside the examples on which the student's answer gives it nothing to judge,
+#: as a lesson may rightly write.
+ASSUMES_ON_THE_ANSWER = '''
+
+@graded("center_tokens", points=2)
+@given(x=tokens())
+def test_centred_numbers_that_vary_have_mean_zero(student, x):
+    """Where the centred numbers are not all zero, each token's mean is zero."""
+    got = student.center_tokens(x)
+    assume(bool(np.any(got != 0)))
+    expect.close(got.mean(axis=-1), np.zeros(got.shape[:-1]), name="the means", rtol=1e-9, atol=1e-9)
+'''
+
+
+def test_a_function_whose_answers_leave_a_check_nothing_to_judge_fails_it(tmp_path):
+    """Every example set aside by an assume() on what the student's function returned ends in
+    Hypothesis's Unsatisfiable: the student's, said in their words, never "the lesson has a
+    mistake" (zeros for everything would hold the grade back). Before the function answers,
+    such an error stays the lesson's (the breaks of tests/test_lint.py)."""
+    course = full_toy(tmp_path)
+    edit(
+        course / CENTER,
+        "from hypothesis import given\n",
+        "import numpy as np\nfrom hypothesis import assume, given\n",
+    )
+    (course / CENTER).write_text((course / CENTER).read_text() + ASSUMES_ON_THE_ANSWER)
+    source = (course / "solutions" / "toy.py").read_text()
+    (tmp_path / "student").mkdir()
+    student = tmp_path / "student" / "toy.py"
+    student.write_text(source + "\n\ndef center_tokens(x):\n    return np.zeros_like(x)\n")
+    done = grader_outside("grade", str(student), "--course", str(course), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    not_ours(done.stdout, done.stderr)
+    report = json.loads(done.stdout)
+    assert not report.get("lesson_errors") and report["score"] is not None, report
+    row = next(t for t in report["tests"] if t["name"] == "centred_numbers_that_vary_have_mean_zero")
+    assert row["status"] == "failed" and "set aside every input it drew" in row["feedback"], row
+    checked = grader_outside("check", str(student), "--course", str(course), cwd=tmp_path)
+    assert checked.returncode == 1 and "NOT RUN" not in checked.stdout, checked.stdout
+    assert re.search(rf"^Total +{report['score']}/{report['max_score']}$", checked.stdout, re.M), (
+        checked.stdout
+    )
+    full = grader_outside(
+        "grade",
+        str(course / "solutions" / "toy.py"),
+        "--course",
+        str(course),
+        "--format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert full.returncode == 0 and json.loads(full.stdout)["score"] == sum(POINTS.values()) + 2

@@ -29,7 +29,7 @@ from . import replay
 from .feedback import Outcome, counterexample_of, flaky, outcome_of, paragraph
 from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
-from .submission import Submission
+from .submission import StudentView, Submission
 from .upkeep import no_local_constants, numpy_generator_left_alone
 
 
@@ -67,6 +67,7 @@ class Collector:
         self.unloaded = False  # a file of checks could not be imported: not every check is known
         self.not_run: dict[tuple[str, str], tuple[str, ...]] = {}  # the checks each kept from running
         self.weak: dict[str, frozenset[str]] = {}  # exercise -> checks a do-nothing function passes
+        self.answered: dict[str, int] = {}  # check -> how many calls of the student's code it got answers to
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
@@ -208,6 +209,14 @@ class Collector:
                 self.probes[exercise] = self._probed(exercise, probes) if probes else []
 
     @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        view = getattr(item, "funcargs", {}).get("student")
+        before = view.answers if isinstance(view, StudentView) else 0
+        yield
+        if isinstance(view, StudentView):
+            self.answered[item.nodeid] = view.answers - before
+
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
@@ -297,10 +306,26 @@ class Collector:
                 "look at the type, shape and dtype of its result for this input.",
                 counterexample_of(err),
             )
+        hypothesis = type(err).__module__.split(".")[0] == "hypothesis"
+        if hypothesis and not setup and self.answered.get(item.nodeid):
+            # Hypothesis's engine stopped the check (every example set aside by an assume() on
+            # what the student's function returned, a health check) once that function had
+            # answered in it: its answers decided it, and a submission must not be able to hold
+            # its own grade back. As above, a check that stops so on the reference is the
+            # lesson's mistake, and `lint` shows it.
+            if type(err).__name__ == "Unsatisfiable":
+                why = "it set aside every input it drew, because of what your function returned for them"
+            else:
+                why = f"its search for inputs stopped on what your function returned ({type(err).__name__})"
+            return Outcome(
+                Status.FAILED,
+                f"This check could not judge your function: {why}. Look at what your function "
+                "returns (its values, shape and dtype) for the inputs of this check.",
+                counterexample_of(err),
+            )
         path, line, _ = item.reportinfo()
         written = (Path(str(path)), (line or 0) + 1)  # the check itself, where its mark is
         raised = raised_by_lesson(self.lesson, err)
-        hypothesis = type(err).__module__.split(".")[0] == "hypothesis"
         if raised is False or (raised is None and not (setup or hypothesis)):
             return None  # raised by the grader's own code: its failure, said as before
         place = error_place(self.lesson, err, None)

@@ -96,6 +96,8 @@ class StudentView:
         self.tape = None
         """While a property is replayed (:mod:`grader.engine.replay`): what every call goes
         through, to be kept or answered from what was kept."""
+        self.answers = 0
+        """Calls of the student's code that came back with an answer, every check's together."""
 
     def begin(self) -> None:
         """A new example starts: forget the calls of the last one."""
@@ -141,6 +143,7 @@ class StudentView:
             outcome = self.tape.call(name, arguments, audit, lambda: self._sent(name, arguments, audit))
         else:
             outcome = self._sent(name, arguments, audit)
+        self.answers += 1
         if name == self._exercise and len(self.calls) < RECORDED_CALLS:
             self.calls.append(_recorded(arguments, outcome))
         if not outcome.ok:
