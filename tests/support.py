@@ -22,6 +22,9 @@ KV_CACHE = Course.at(ROOT).lesson("kv_cache")
 ROPE = Course.at(ROOT).lesson("rope")
 #: A second, small lesson in a course of its own, that the grader knows nothing of.
 TOY_COURSE = ROOT / "tests" / "courses" / "toy"
+#: Its lesson: where a test is of the grader's own workings (resuming, interrupting, reports),
+#: not of a lesson, it grades this one, whose grading costs about half the first lesson's.
+TOY = Course.at(TOY_COURSE).lesson("toy")
 
 #: Parallel grading processes (the machine has two cores).
 PROCESSES = max(1, min(2, os.cpu_count() or 1))

@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from .support import ATTENTION, ROOT, compose, graded_count, live_processes, python
+from .support import ATTENTION, ROOT, TOY, TOY_COURSE, compose, graded_count, live_processes, python
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
-#: A file that loses points cheaply (its unwritten exercises stop at their first example): for
-#: tests of the batch's own workings, where any grade below 100 does.
-HALFWAY = ATTENTION.gallery / "halfway" / "attention.py"
+#: The toy lesson's likely mistake: for tests of the batch's own workings, where any lesson does.
+TOY_BUGGY = TOY.gallery / "off-by-mean" / "toy.py"
 LOOP = Path(__file__).parent / "scenarios" / "infinite_loop" / "override.py"
 
 
@@ -43,6 +42,17 @@ def batch(klass: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     return python(
         "batch", "--lesson", "attention", str(klass), "--out", str(out), "--call-timeout", "1", *extra
     )
+
+
+def toy_batch(klass: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``batch`` of a class of the toy lesson."""
+    return python(
+        "batch", "--course", str(TOY_COURSE), "--lesson", "toy", str(klass), "--out", str(out), *extra
+    )
+
+
+def full_marks(row: dict) -> bool:
+    return row["score"] == row["max_score"] != ""
 
 
 def read_csv(path: Path) -> dict[str, dict]:
@@ -106,15 +116,16 @@ def test_a_second_run_grades_only_what_changed(tmp_path):
     klass = tmp_path / "class"
     for student in ("ada", "bob"):
         (klass / student).mkdir(parents=True)
-        shutil.copy(ATTENTION.solution, klass / student / "attention.py")
+        shutil.copy(TOY.solution, klass / student / "toy.py")
     out = tmp_path / "gradebook.csv"
-    assert batch(klass, out).returncode == 0
-    again = batch(klass, out)
+    assert toy_batch(klass, out).returncode == 0
+    again = toy_batch(klass, out)
     assert "0 to grade, 2 unchanged" in again.stderr
-    shutil.copy(HALFWAY, klass / "bob" / "attention.py")
-    third = batch(klass, out)
+    shutil.copy(TOY_BUGGY, klass / "bob" / "toy.py")
+    third = toy_batch(klass, out)
     assert "1 to grade, 1 unchanged" in third.stderr
-    assert int(read_csv(out)["bob"]["score"]) < 100
+    rows = read_csv(out)
+    assert full_marks(rows["ada"]) and not full_marks(rows["bob"])
 
 
 @pytest.mark.parametrize("how", ["SIGKILL to the process group", "Ctrl-C"])
@@ -123,7 +134,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     size = 6  # enough that the batch is still busy when it is interrupted after two grades
     for i in range(size):
         (klass / f"s{i}").mkdir(parents=True)
-        shutil.copy(ATTENTION.solution if i % 2 else HALFWAY, klass / f"s{i}" / "attention.py")
+        shutil.copy(TOY.solution if i % 2 else TOY_BUGGY, klass / f"s{i}" / "toy.py")
     out = tmp_path / "gradebook.csv"
     db = out.with_suffix(".sqlite")
     scratch = tmp_path / "tmp"  # the batch's temporary folders: none left after Ctrl-C
@@ -133,8 +144,10 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         "-m",
         "grader",
         "batch",
+        "--course",
+        str(TOY_COURSE),
         "--lesson",
-        "attention",
+        "toy",
         str(klass),
         "--out",
         str(out),
@@ -169,11 +182,11 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     time.sleep(0.5)
     assert live_processes(pgid=proc.pid) == []
     # the same command finishes the job, grading only what is missing
-    done = python("batch", "--lesson", "attention", str(klass), "--out", str(out))
+    done = toy_batch(klass, out)
     assert done.returncode == 0, done.stderr
     assert f"{size - kept} to grade, {kept} unchanged" in done.stderr
     rows = read_csv(out)
-    assert [rows[f"s{i}"]["score"] == "100" for i in range(size)] == [bool(i % 2) for i in range(size)]
+    assert [full_marks(rows[f"s{i}"]) for i in range(size)] == [bool(i % 2) for i in range(size)]
 
 
 def test_a_students_reports_are_the_ones_grade_writes(tmp_path):
@@ -182,18 +195,19 @@ def test_a_students_reports_are_the_ones_grade_writes(tmp_path):
     report the very JSON ``grade --format json`` writes."""
     klass = tmp_path / "class"
     (klass / "bob").mkdir(parents=True)
-    shutil.copy(BUGGY, klass / "bob" / "attention.py")
+    shutil.copy(TOY_BUGGY, klass / "bob" / "toy.py")
     out = tmp_path / "grades" / "gradebook.csv"
-    done = python("batch", "--lesson", "attention", str(klass), "--out", str(out), "--jobs", "1")
+    done = toy_batch(klass, out, "--jobs", "1")
     assert done.returncode == 0, done.stderr
-    text = python("grade", str(klass / "bob"))
+    course = ("--course", str(TOY_COURSE))
+    text = python("grade", str(klass / "bob"), *course)
     assert text.returncode == 0, text.stderr
     reports = out.with_name("gradebook_reports")
     assert "Smallest input found:" in text.stdout
     assert (reports / "bob.txt").read_text(encoding="utf-8") == text.stdout
-    as_json = python("grade", str(klass / "bob"), "--format", "json")
+    as_json = python("grade", str(klass / "bob"), *course, "--format", "json")
     assert json.loads((reports / "bob.json").read_text(encoding="utf-8")) == json.loads(as_json.stdout)
-    as_html = python("grade", str(klass / "bob"), "--format", "html")
+    as_html = python("grade", str(klass / "bob"), *course, "--format", "html")
     assert (reports / "bob.html").read_text(encoding="utf-8") == as_html.stdout
 
 
