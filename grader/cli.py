@@ -414,7 +414,19 @@ def parser() -> argparse.ArgumentParser:
     )
     sv.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     sv.add_argument("--port", type=_port, default=8000, help="the port (default 8000; 0: any free one)")
-    sv.add_argument("--jobs", type=_positive, default=1, help="submissions graded at once (default 1)")
+    sv.add_argument(
+        "--jobs",
+        type=_positive,
+        default=None,
+        help="submissions graded at once (default 1; on a cluster, two for each worker thread)",
+    )
+    sv.add_argument(
+        "--cluster",
+        default=None,
+        metavar="ADDRESS",
+        help="grade the queue on a Dask cluster: local[:N] or tcp://HOST:PORT, as batch does; "
+        "needs the cluster extra",
+    )
     sv.add_argument(
         "--per-minute",
         type=_positive,
@@ -672,10 +684,11 @@ def _extra(packages: tuple[str, ...], needs: str):
 
 
 def _serve(args, lesson: Lesson, settings: Settings) -> int:
-    """Run ``serve``. Its web packages are an extra (``pip install -e '.[server]'``)."""
+    """Run ``serve``, its queue graded on a Dask cluster with ``--cluster``. Its web packages are
+    an extra (``pip install -e '.[server]'``), and Dask another."""
     with _extra(SERVER_PACKAGES, "serve needs the web packages of the server"):
         from .commands import serve
-    return serve.main(
+    serving = dict(
         lesson=lesson,
         settings=settings,
         data=args.data,
@@ -688,6 +701,24 @@ def _serve(args, lesson: Lesson, settings: Settings) -> int:
         max_upload=args.max_upload,
         upload_seconds=args.upload_seconds,
     )
+    if args.cluster is None:
+        return serve.main(**serving)
+    with _on_cluster(args.cluster) as place:
+        return serve.main(**serving, cluster=place)
+
+
+@contextlib.contextmanager
+def _on_cluster(address: str):
+    """The Dask cluster at ``address`` (``--cluster``), connected for the block. Dask is an extra
+    (``pip install -e '.[cluster]'``): imported here, for a command on a cluster only."""
+    with _extra(CLUSTER_PACKAGES, "--cluster needs Dask, of the cluster"):
+        from .commands import cluster
+    try:
+        cluster.parse_address(address)
+    except ValueError as err:
+        raise UsageError(f"--cluster {err}") from None
+    with cluster.Cluster(address) as place:
+        yield place
 
 
 def _batch(args, lesson: Lesson, settings: Settings) -> int:
@@ -704,13 +735,7 @@ def _batch(args, lesson: Lesson, settings: Settings) -> int:
     )
     if args.cluster is None:
         return batch.main(**grading)
-    with _extra(CLUSTER_PACKAGES, "--cluster needs Dask, of the cluster"):
-        from .commands import cluster
-    try:
-        cluster.parse_address(args.cluster)
-    except ValueError as err:
-        raise UsageError(f"--cluster {err}") from None
-    with cluster.Cluster(args.cluster) as place:
+    with _on_cluster(args.cluster) as place:
         return batch.main(**grading, cluster=place)
 
 

@@ -254,3 +254,32 @@ def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "pip install -e '.[cluster]'" in done.stderr
     assert not (tmp_path / "g.csv").exists()
+
+
+def test_the_service_grades_its_queue_on_the_cluster(place, tmp_path):
+    """``serve --cluster``: what students hand in is graded on the cluster's workers (the one
+    whose lesson differs refused, in words), with the reports ``grade --public`` gives here."""
+    from .test_service import Server, _roster
+
+    _, _, _, cluster = place
+    server = Server(
+        tmp_path / "data", _roster(tmp_path / "roster.csv", ["ada"]), "--cluster", cluster.address
+    )
+    try:
+        token = server.tokens()["ada"]
+        served = {}
+        for file in (ATTENTION.solution, BUGGY):
+            status, body, _ = server.upload(token, file.read_bytes())
+            assert status == 202, body
+            served[file] = server.report(token, body["id"])
+    finally:
+        server.stop()
+    log = server.log.read_text(encoding="utf-8", errors="replace")
+    assert f"grading on the cluster at {cluster.address}" in log, log[-3000:]
+    assert "worker" in log and "refuses" in log and "differs" in log, log[-3000:]
+    assert served[ATTENTION.solution]["score"] == served[ATTENTION.solution]["max_score"]
+    local = python("grade", "--public", "--format", "json", "--lesson", "attention", str(BUGGY))
+    assert local.returncode == 0, local.stderr[-2000:]
+    here = json.loads(local.stdout)
+    assert (served[BUGGY]["score"], served[BUGGY]["exercises"]) == (here["score"], here["exercises"])
+    assert [t["feedback"] for t in served[BUGGY]["tests"]] == [t["feedback"] for t in here["tests"]]

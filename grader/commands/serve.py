@@ -219,14 +219,17 @@ def fresh_scratch(data: Path) -> Path:
 class Workers:
     """Threads that grade the queue, each through a grading process of the batch's."""
 
-    def __init__(self, service: Service, jobs: int):
+    def __init__(self, service: Service, jobs: int, cluster=None):
         self.service = service
+        self.cluster = cluster
         self.stop = threading.Event()
         self.wake = threading.Event()
         self.scratch = fresh_scratch(service.data)  # the grading processes' TMPDIR
         environment = {**os.environ, "TMPDIR": str(self.scratch)}
         options = stream_options(service.lesson, service.settings, service.isolation)
-        self.graders = [Grader(options, None, environment) for _ in range(jobs)]
+        self.graders = [
+            Grader(options, None, environment) if cluster is None else cluster.grader() for _ in range(jobs)
+        ]
         self.threads = [
             threading.Thread(target=self._work, args=(g,), name=f"grader-{i}", daemon=True)
             for i, g in enumerate(self.graders)
@@ -241,6 +244,8 @@ class Workers:
         """Stop grading: what is being graded stays ``grading`` and is queued again at the next start."""
         self.stop.set()
         self.wake.set()
+        if self.cluster is not None:
+            self.cluster.cancel()  # what the cluster grades now is answered "interrupted"
         for grader in self.graders:
             try:
                 grader.close(interrupt=True)
@@ -531,12 +536,15 @@ def main(
     roster_key: str = "student",
     host: str = "127.0.0.1",
     port: int = 8000,
-    jobs: int = 1,
+    jobs: int | None = None,
     per_minute: int,
     max_upload: int,
     upload_seconds: float = UPLOAD_SECONDS,
+    cluster=None,
 ) -> int:
-    """Serve ``lesson`` until interrupted (Ctrl-C or SIGTERM); 0 then."""
+    """Serve ``lesson`` until interrupted (Ctrl-C or SIGTERM); 0 then. With ``cluster``
+    (:class:`grader.commands.cluster.Cluster`, connected), the queue is graded on its workers,
+    ``jobs`` submissions at once (default: two for each worker thread); else here (default 1)."""
     missing = processes_missing()
     if missing:
         raise IsolationRefused(f"serve runs on Linux and macOS ({missing} is missing here)")
@@ -572,8 +580,13 @@ def main(
         )
     if again:
         print(f"grader: {again} submission(s) whose grading was cut short are queued again", file=sys.stderr)
+    if cluster is not None:  # its workers checked, before anything is served
+        jobs = cluster.start(
+            lesson=lesson, settings=settings, isolation=isolation, suite=service.suite, jobs=jobs
+        )
+        print(f"grader: grading on the cluster at {cluster.address}, {jobs} at once", file=sys.stderr)
     listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
-    workers = Workers(service, jobs)
+    workers = Workers(service, jobs or 1, cluster)
     app = application(service, workers.wake)
     where = f"http://{host if ':' not in host else f'[{host}]'}:{listener.getsockname()[1]}"
     print(f"grader: serving {lesson.name} at {where}/ (Ctrl-C stops)", flush=True)
