@@ -27,11 +27,11 @@ from grader.core.intake import IntakeError, Refusal, open_submission
 from grader.core.results import ExerciseResult, Standing
 from grader.formats.gradebook import Gradebook, Row
 
-from .support import ATTENTION, ROOT, graded_count, grader_outside, live_processes
+from .support import ATTENTION, ROOT, TOY, TOY_COURSE, graded_count, grader_outside, live_processes
 
-#: Loses points cheaply (its unwritten exercises stop at their first example): where any grade
-#: below 100 does.
-HALFWAY = ATTENTION.gallery / "halfway" / "attention.py"
+#: The toy lesson's likely mistake (it loses some points): for tests of the batch's own workings,
+#: where any lesson does, the toy one is graded (its grading costs about half the first lesson's).
+TOY_BUGGY = TOY.gallery / "off-by-mean" / "toy.py"
 #: A line of a host file that must never reach an output (a shadow password entry).
 SECRET = "root:$6$NEVERSHOWN4711$abcdefghijklmnop:19000:0:99999:7:::"
 
@@ -225,15 +225,17 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
     recorded as failed, and the next run grades it."""
     klass = tmp_path / "class"
     for student in ("ada", "bob"):
-        hand_in(klass, student, lambda f: shutil.copy(ATTENTION.solution, f / "attention.py"))
+        hand_in(klass, student, lambda f: shutil.copy(TOY.solution, f / "toy.py"))
     proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
             "grader",
             "batch",
+            "--course",
+            str(TOY_COURSE),
             "--lesson",
-            "attention",
+            "toy",
             str(klass),
             "--out",
             "gradebook.csv",
@@ -247,7 +249,7 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
     )
     # the first line comes once every file is hashed, before the grading processes have started
     assert "2 to grade" in proc.stderr.readline()
-    shutil.copy(HALFWAY, klass / "bob" / "attention.py")
+    shutil.copy(TOY_BUGGY, klass / "bob" / "toy.py")
     out, err = proc.communicate(timeout=240)
     assert "Traceback" not in out + err
     assert proc.returncode == 0, err[-3000:]
@@ -256,10 +258,19 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
         assert dict(conn.execute("SELECT student, status FROM grades")) == {"ada": "graded", "bob": "failed"}
     assert "'bob': the file changed while the batch was running" in out
     again = grader_outside(
-        "batch", "--lesson", "attention", str(klass), "--out", "gradebook.csv", cwd=tmp_path
+        "batch",
+        "--course",
+        str(TOY_COURSE),
+        "--lesson",
+        "toy",
+        str(klass),
+        "--out",
+        "gradebook.csv",
+        cwd=tmp_path,
     )
     assert "1 to grade, 1 unchanged" in again.stderr
-    assert 0 < int(read_csv(tmp_path / "gradebook.csv")["bob"]["score"]) < 100
+    bob = read_csv(tmp_path / "gradebook.csv")["bob"]
+    assert 0 < int(bob["score"]) < int(bob["max_score"])
 
 
 def test_only_a_real_grade_is_kept_from_one_run_to_the_next(tmp_path):
@@ -302,8 +313,8 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
     klass = tmp_path / "class"
     size = 6 if how == "Ctrl-C" else 2  # enough that the batch is still busy when interrupted
     for i in range(size):
-        source = HALFWAY if i % 2 else ATTENTION.solution
-        hand_in(klass, f"s{i}", lambda f, source=source: shutil.copy(source, f / "attention.py"))
+        source = TOY_BUGGY if i % 2 else TOY.solution
+        hand_in(klass, f"s{i}", lambda f, source=source: shutil.copy(source, f / "toy.py"))
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     proc = subprocess.Popen(
@@ -312,8 +323,10 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
             "-m",
             "grader",
             "batch",
+            "--course",
+            str(TOY_COURSE),
             "--lesson",
-            "attention",
+            "toy",
             str(klass),
             "--out",
             "gradebook.csv",
