@@ -15,7 +15,7 @@ import xmlschema
 from grader.core.results import Report, Status, TestResult, Visibility
 from grader.formats.junit import to_junit
 
-from .support import ATTENTION, python
+from .support import ATTENTION, TOY, TOY_COURSE, python
 
 #: Jenkins's JUnit schema (see tests/junit/README.md for where this copy comes from).
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "junit" / "junit-10.xsd")
@@ -94,12 +94,13 @@ def test_whatever_a_student_prints_stays_valid_xml():
 
 def test_batch_writes_the_class_as_junit(tmp_path):
     klass = tmp_path / "class"
-    for student, source in [("ada", ATTENTION.solution), ("bob", BUGGY)]:
+    for student, source in [("ada", TOY.solution), ("bob", TOY.gallery / "off-by-mean" / "toy.py")]:
         (klass / student).mkdir(parents=True)
-        shutil.copy(source, klass / student / "attention.py")
+        shutil.copy(source, klass / student / "toy.py")
     (klass / "eve").mkdir()  # nothing handed in
     out, junit = tmp_path / "grades" / "gradebook.csv", tmp_path / "grades" / "class.xml"
-    done = python("batch", str(klass), "--out", str(out), "--jobs", "1", "--junit", str(junit))
+    course = ("--course", str(TOY_COURSE), "--lesson", "toy")  # the batch's workings: any lesson does
+    done = python("batch", *course, str(klass), "--out", str(out), "--jobs", "1", "--junit", str(junit))
     assert done.returncode == 0, done.stderr[-3000:]
     xml = junit.read_text(encoding="utf-8")
     SCHEMA.validate(xml)
@@ -108,9 +109,9 @@ def test_batch_writes_the_class_as_junit(tmp_path):
         scores = {row["student"]: float(row["score"]) for row in csv.DictReader(f)}
     for student in ("ada", "bob"):
         suites = [s for s in root.findall("testsuite") if s.get("name").startswith(f"{student}.")]
-        assert [s.get("name") for s in suites] == [f"{student}.{e}" for e in ATTENTION.exercises]
+        assert [s.get("name") for s in suites] == [f"{student}.{e}" for e in TOY.exercises]
         assert sum(float(_properties(s)["score"]) for s in suites) == scores[student]
     (eve,) = [s for s in root.findall("testsuite") if s.get("name").startswith("eve.")]
     assert eve.get("name") == "eve.submission"
     error = eve.find("testcase/error")
-    assert error.get("type") == "missing" and "without attention.py" in error.get("message")
+    assert error.get("type") == "missing" and "without toy.py" in error.get("message")
