@@ -684,3 +684,21 @@ def test_the_releases_workflow_grades_through_the_service_with_the_secret(server
     assert done.returncode == 0, done.stderr[-3000:]
     assert "no token was given" in done.stderr and "practice score" in summary
     assert summary.startswith("## attention: 54/86\n")
+
+
+def test_a_student_is_told_to_submit_again_never_to_run_the_batch_again():
+    """A grading process that gives no report says what the batch's user should do ("run the
+    batch again"); the service says it to the student who sent the file, in their terms."""
+    pytest.importorskip("uvicorn")
+    from grader.commands import batch, stream
+    from grader.commands.serve import told_to_the_student
+
+    killed = (
+        "its process for this submission was killed by signal 9 (SIGKILL); run the batch again to grade it"
+    )
+    for message in (stream.CHANGED, batch._ours("grading this submission", OSError("disk full")), killed):
+        told = told_to_the_student(message)
+        assert "run the batch" not in told and told.endswith("this is not your fault: submit again"), told
+        assert told.split(";")[0] == message.split(";")[0]
+    busy = "unfinished, the machine was too busy: grading took longer than 600 s and was stopped"
+    assert told_to_the_student(busy) == busy

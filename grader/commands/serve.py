@@ -286,7 +286,18 @@ class Workers:
         except Exception as err:  # noqa: BLE001 - ours: this submission says so, the service goes on
             grader.close()
             return None, f"the grader failed ({type(err).__name__}); this is not your fault: submit again"
-        return report, message
+        return report, told_to_the_student(message) if report is None else message
+
+
+def told_to_the_student(message: str) -> str:
+    """A grading process's reason for no report, as the student who sent the file reads it: the
+    batch's advice ("run the batch again", for the instructor) is theirs to send it again."""
+    said, advice, _ = message.rpartition("run the batch again")
+    if not advice:
+        return message
+    for tail in ("report it, and", "this is not the student's fault:"):
+        said = said.rstrip("; ,").removesuffix(tail)
+    return f"{said.rstrip('; ,')}; this is not your fault: submit again"
 
 
 # the web application
