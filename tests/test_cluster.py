@@ -12,11 +12,12 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from .support import ATTENTION, ROOT, compose, net, python
+from .support import ATTENTION, ROOT, TOY, TOY_COURSE, compose, graded_count, net, python
 
 distributed = pytest.importorskip("distributed")
 
@@ -283,3 +284,52 @@ def test_the_service_grades_its_queue_on_the_cluster(place, tmp_path):
     here = json.loads(local.stdout)
     assert (served[BUGGY]["score"], served[BUGGY]["exercises"]) == (here["score"], here["exercises"])
     assert [t["feedback"] for t in served[BUGGY]["tests"]] == [t["feedback"] for t in here["tests"]]
+
+
+def test_a_cluster_batch_stopped_with_ctrl_c_resumes_and_writes_the_lms_layout(place, tmp_path):
+    """Interrupts, resume, an LMS layout and the class report hold on a cluster as in a local
+    batch (the toy lesson: the batch's workings, not a lesson's, are tested)."""
+    _, _, _, cluster = place
+    klass = tmp_path / "class"
+    size = 6
+    for i in range(size):
+        (klass / f"s{i}").mkdir(parents=True)
+        shutil.copy(
+            TOY.solution if i % 2 else TOY.gallery / "off-by-mean" / "toy.py", klass / f"s{i}" / "toy.py"
+        )
+    out = tmp_path / "grades" / "moodle.csv"
+    command = [sys.executable, "-m", "grader", "batch", "--course", str(TOY_COURSE), "--lesson", "toy"]
+    command += [str(klass), "--out", str(out), "--csv-format", "moodle", "--cluster", cluster.address]
+    proc = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        start_new_session=True,
+        # as from a terminal: a background job of a shell ignores Ctrl-C, and its Python would too
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    database = out.with_suffix(".sqlite")
+    try:
+        while graded_count(database) < 1 and proc.poll() is None:  # a count, however long it takes
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=net(size))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err, err[-3000:]
+    kept = graded_count(database)
+    assert 1 <= kept < size, kept
+    again = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=net(size))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"{size - kept} to grade, {kept} unchanged" in again.stderr
+    with out.open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["Username", "toy"]
+    scores = dict(rows[1:])
+    assert sorted(scores) == [f"s{i}" for i in range(size)]
+    top = max(int(score) for score in scores.values())
+    assert {s for s, score in scores.items() if int(score) == top} == {f"s{i}" for i in range(size) if i % 2}
+    assert out.with_name("moodle_class_report.html").is_file()
