@@ -398,42 +398,50 @@ def center_tokens(x):
 """
 
 
-def test_a_function_that_changes_the_checks_draws_fails_and_never_holds_its_grade_back(tmp_path):
-    """Hypothesis says FlakyStrategyDefinition when one input's runs draw differently; where the
-    student's answers decided the draws, that is the student's function answering differently,
-    never "the lesson has a mistake" (which would keep the student's grade from being final)."""
+def answered_check_fails_in_the_students_words(
+    tmp_path: Path, *, imports: str, check: str, student: str, name: str, words: str
+) -> None:
+    """A copy of the toy course whose center_tokens gains ``check`` (its module importing
+    ``imports`` too), and a submission whose center_tokens is ``student``: ``grade`` fails the
+    check ``name`` saying ``words``, with a number and no lesson error, ``check`` gives the same
+    total, and the reference still earns every point."""
     course = full_toy(tmp_path)
-    edit(course / CENTER, "from hypothesis import given\n", "import numpy as np\nfrom hypothesis import given\n"
-         "from hypothesis import strategies as st\n")  # fmt: skip
-    (course / CENTER).write_text((course / CENTER).read_text() + DRAWS_AFTER_THE_ANSWER)
+    edit(course / CENTER, "from hypothesis import given\n", imports)
+    (course / CENTER).write_text((course / CENTER).read_text() + check)
     source = (course / "solutions" / "toy.py").read_text()
     (tmp_path / "student").mkdir()
-    (tmp_path / "student" / "toy.py").write_text(source + STATEFUL)
-    student = str(tmp_path / "student" / "toy.py")
-    done = grader_outside("grade", student, "--course", str(course), "--format", "json", cwd=tmp_path)
+    (tmp_path / "student" / "toy.py").write_text(source + student)
+    file = str(tmp_path / "student" / "toy.py")
+    done = grader_outside("grade", file, "--course", str(course), "--format", "json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     not_ours(done.stdout, done.stderr)
     report = json.loads(done.stdout)
     assert not report.get("lesson_errors") and report["score"] is not None, report
-    row = next(t for t in report["tests"] if t["name"] == "a_token_is_centred_as_if_alone")
-    assert row["status"] == "failed" and "different results for the same input" in row["feedback"], row
-    checked = grader_outside("check", student, "--course", str(course), "--details", cwd=tmp_path)
+    row = next(t for t in report["tests"] if t["name"] == name)
+    assert row["status"] == "failed" and words in row["feedback"], row
+    checked = grader_outside("check", file, "--course", str(course), "--details", cwd=tmp_path)
     assert checked.returncode == 1, checked.stderr[-2000:]  # checks failed
     not_ours(checked.stdout, checked.stderr)
-    assert "NOT RUN" not in checked.stdout and "different results for the same input" in checked.stdout
-    assert re.search(rf"^Total +{report['score']}/{report['max_score']}$", checked.stdout, re.M), (
-        checked.stdout
-    )
-    full = grader_outside(
-        "grade",
-        str(course / "solutions" / "toy.py"),
-        "--course",
-        str(course),
-        "--format",
-        "json",
-        cwd=tmp_path,
-    )
+    assert "NOT RUN" not in checked.stdout and words in checked.stdout.replace("\n      ", " ")
+    total = rf"^Total +{report['score']}/{report['max_score']}$"
+    assert re.search(total, checked.stdout, re.M), checked.stdout
+    reference = str(course / "solutions" / "toy.py")
+    full = grader_outside("grade", reference, "--course", str(course), "--format", "json", cwd=tmp_path)
     assert full.returncode == 0 and json.loads(full.stdout)["score"] == sum(POINTS.values()) + 2
+
+
+def test_a_function_that_changes_the_checks_draws_fails_and_never_holds_its_grade_back(tmp_path):
+    """Hypothesis says FlakyStrategyDefinition when one input's runs draw differently; where the
+    student's answers decided the draws, that is the student's function answering differently,
+    never "the lesson has a mistake" (which would keep the student's grade from being final)."""
+    answered_check_fails_in_the_students_words(
+        tmp_path,
+        imports="import numpy as np\nfrom hypothesis import given\nfrom hypothesis import strategies as st\n",
+        check=DRAWS_AFTER_THE_ANSWER,
+        student=STATEFUL,
+        name="a_token_is_centred_as_if_alone",
+        words="different results for the same input",
+    )
 
 
 #: A check that sets aside the examples on which the student's answer gives it nothing to judge,
@@ -455,36 +463,11 @@ def test_a_function_whose_answers_leave_a_check_nothing_to_judge_fails_it(tmp_pa
     Hypothesis's Unsatisfiable: the student's, said in their words, never "the lesson has a
     mistake" (zeros for everything would hold the grade back). Before the function answers,
     such an error stays the lesson's (the breaks of tests/test_lint.py)."""
-    course = full_toy(tmp_path)
-    edit(
-        course / CENTER,
-        "from hypothesis import given\n",
-        "import numpy as np\nfrom hypothesis import assume, given\n",
+    answered_check_fails_in_the_students_words(
+        tmp_path,
+        imports="import numpy as np\nfrom hypothesis import assume, given\n",
+        check=ASSUMES_ON_THE_ANSWER,
+        student="\n\ndef center_tokens(x):\n    return np.zeros_like(x)\n",
+        name="centred_numbers_that_vary_have_mean_zero",
+        words="set aside every input it drew",
     )
-    (course / CENTER).write_text((course / CENTER).read_text() + ASSUMES_ON_THE_ANSWER)
-    source = (course / "solutions" / "toy.py").read_text()
-    (tmp_path / "student").mkdir()
-    student = tmp_path / "student" / "toy.py"
-    student.write_text(source + "\n\ndef center_tokens(x):\n    return np.zeros_like(x)\n")
-    done = grader_outside("grade", str(student), "--course", str(course), "--format", "json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    not_ours(done.stdout, done.stderr)
-    report = json.loads(done.stdout)
-    assert not report.get("lesson_errors") and report["score"] is not None, report
-    row = next(t for t in report["tests"] if t["name"] == "centred_numbers_that_vary_have_mean_zero")
-    assert row["status"] == "failed" and "set aside every input it drew" in row["feedback"], row
-    checked = grader_outside("check", str(student), "--course", str(course), cwd=tmp_path)
-    assert checked.returncode == 1 and "NOT RUN" not in checked.stdout, checked.stdout
-    assert re.search(rf"^Total +{report['score']}/{report['max_score']}$", checked.stdout, re.M), (
-        checked.stdout
-    )
-    full = grader_outside(
-        "grade",
-        str(course / "solutions" / "toy.py"),
-        "--course",
-        str(course),
-        "--format",
-        "json",
-        cwd=tmp_path,
-    )
-    assert full.returncode == 0 and json.loads(full.stdout)["score"] == sum(POINTS.values()) + 2
