@@ -25,6 +25,10 @@ TOY_COURSE = ROOT / "tests" / "courses" / "toy"
 #: Its lesson: where a test is of the grader's own workings (resuming, interrupting, reports),
 #: not of a lesson, it grades this one, whose grading costs about half the first lesson's.
 TOY = Course.at(TOY_COURSE).lesson("toy")
+#: The options that point a command at it.
+ON_TOY = ("--course", str(TOY_COURSE), "--lesson", "toy")
+#: ``python -m grader batch`` of the toy lesson, for a test that starts it itself (to stop it).
+TOY_BATCH = [sys.executable, "-m", "grader", "batch", *ON_TOY]
 
 #: Parallel grading processes (the machine has two cores).
 PROCESSES = max(1, min(2, os.cpu_count() or 1))

@@ -7,7 +7,9 @@ example aside with ``assume()`` when the answer leaves nothing to judge. Then a 
 answers differently to the same input changes the draws (Hypothesis: FlakyStrategyDefinition),
 and one that answers zeros can have every example set aside (Unsatisfiable). Both were taken for
 the lesson's mistake, which keeps a grade from being final: a submission could hold its own
-grade back. The cases are in ``test_author_errors.py``; this is their systematic version.
+grade back.
+
+The two cases first, each through ``grade`` and ``check``; then their systematic version.
 
 Hypothesis draws a class of students, each a way of answering (right, zeros, a constant, the
 input handed back, noise, right but wrong every k-th call, an error every k-th call, the wrong
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -135,6 +138,54 @@ def course(tmp_path_factory) -> Path:
     assert report["score"] == report["max_score"] and not report.get("lesson_errors"), report
     assert CHECKS <= {t["name"] for t in report["tests"]}
     return copy
+
+
+def fails_in_the_students_words(course: Path, tmp_path: Path, way: str, k: int, name: str, words: str):
+    """A student whose center_tokens answers ``way``: ``grade`` fails the check ``name`` saying
+    ``words``, with a number and no lesson error, and ``check`` gives the same total."""
+    file = tmp_path / "student" / "toy.py"
+    file.parent.mkdir()
+    file.write_text(source((course / "solutions" / "toy.py").read_text(), way, k))
+    done = grader_outside("grade", str(file), "--course", str(course), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert not report.get("lesson_errors") and report["score"] is not None, report
+    row = next(t for t in report["tests"] if t["name"] == name)
+    assert row["status"] == "failed" and words in row["feedback"], row
+    checked = grader_outside("check", str(file), "--course", str(course), "--details", cwd=tmp_path)
+    assert checked.returncode == 1, checked.stderr[-2000:]  # checks failed
+    for text in (done.stdout, done.stderr, checked.stdout, checked.stderr):
+        assert "Traceback" not in text and "bug in the grader" not in text, text[-3000:]
+    assert "NOT RUN" not in checked.stdout and words in " ".join(checked.stdout.split())
+    total = rf"^Total +{report['score']}/{report['max_score']}$"
+    assert re.search(total, checked.stdout, re.M), checked.stdout
+
+
+def test_a_function_that_changes_the_checks_draws_fails_and_never_holds_its_grade_back(course, tmp_path):
+    """Hypothesis says FlakyStrategyDefinition when one input's runs draw differently; where the
+    student's answers decided the draws, that is the student's function answering differently."""
+    fails_in_the_students_words(
+        course,
+        tmp_path,
+        "wrong every k-th call",
+        3,
+        "a_token_alone_is_centred_as_among_the_others",
+        "different results for the same input",
+    )
+
+
+def test_a_function_whose_answers_leave_a_check_nothing_to_judge_fails_it(course, tmp_path):
+    """Every example set aside by an assume() on the answer ends in Hypothesis's Unsatisfiable:
+    the student's, said in their words. Before the function answers, such an error stays the
+    lesson's (the breaks of tests/test_lint.py and tests/test_author_errors.py)."""
+    fails_in_the_students_words(
+        course,
+        tmp_path,
+        "zeros",
+        2,
+        "centred_numbers_that_vary_have_mean_zero",
+        "set aside every input it drew",
+    )
 
 
 CLASS = st.lists(st.tuples(st.sampled_from(sorted(WAYS)), st.integers(2, 4)), min_size=2, max_size=4)

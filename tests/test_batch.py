@@ -9,13 +9,23 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from .support import ATTENTION, ROOT, TOY, TOY_COURSE, compose, graded_count, live_processes, python
+from .support import (
+    ATTENTION,
+    ON_TOY,
+    ROOT,
+    TOY,
+    TOY_BATCH,
+    TOY_COURSE,
+    compose,
+    graded_count,
+    live_processes,
+    python,
+)
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 #: The toy lesson's likely mistake: for tests of the batch's own workings, where any lesson does.
@@ -46,9 +56,7 @@ def batch(klass: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
 
 def toy_batch(klass: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     """``batch`` of a class of the toy lesson."""
-    return python(
-        "batch", "--course", str(TOY_COURSE), "--lesson", "toy", str(klass), "--out", str(out), *extra
-    )
+    return python("batch", *ON_TOY, str(klass), "--out", str(out), *extra)
 
 
 def full_marks(row: dict) -> bool:
@@ -140,14 +148,7 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
     scratch = tmp_path / "tmp"  # the batch's temporary folders: none left after Ctrl-C
     scratch.mkdir()
     command = [
-        sys.executable,
-        "-m",
-        "grader",
-        "batch",
-        "--course",
-        str(TOY_COURSE),
-        "--lesson",
-        "toy",
+        *TOY_BATCH,
         str(klass),
         "--out",
         str(out),
@@ -244,8 +245,7 @@ def test_a_grading_child_killed_mid_grade_costs_its_student_a_row_and_nothing_mo
         (klass / student).mkdir(parents=True)
         shutil.copy(source, klass / student / "toy.py")
     out = tmp_path / "gradebook.csv"
-    command = [sys.executable, "-m", "grader", "batch", "--course", str(TOY_COURSE), "--lesson", "toy"]
-    command += [str(klass), "--out", str(out), "--jobs", "1", "--call-timeout", "1"]
+    command = [*TOY_BATCH, str(klass), "--out", str(out), "--jobs", "1", "--call-timeout", "1"]
     proc = subprocess.Popen(
         command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

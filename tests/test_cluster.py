@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import ATTENTION, ROOT, TOY, TOY_COURSE, compose, graded_count, net, python
+from .support import ATTENTION, ROOT, TOY, TOY_BATCH, compose, graded_count, net, python
 
 distributed = pytest.importorskip("distributed")
 
@@ -298,8 +298,16 @@ def test_a_cluster_batch_stopped_with_ctrl_c_resumes_and_writes_the_lms_layout(p
             TOY.solution if i % 2 else TOY.gallery / "off-by-mean" / "toy.py", klass / f"s{i}" / "toy.py"
         )
     out = tmp_path / "grades" / "moodle.csv"
-    command = [sys.executable, "-m", "grader", "batch", "--course", str(TOY_COURSE), "--lesson", "toy"]
-    command += [str(klass), "--out", str(out), "--csv-format", "moodle", "--cluster", cluster.address]
+    command = [
+        *TOY_BATCH,
+        str(klass),
+        "--out",
+        str(out),
+        "--csv-format",
+        "moodle",
+        "--cluster",
+        cluster.address,
+    ]
     proc = subprocess.Popen(
         command,
         cwd=tmp_path,

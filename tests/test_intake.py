@@ -17,7 +17,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from grader.core.intake import IntakeError, Refusal, open_submission
 from grader.core.results import ExerciseResult, Standing
 from grader.formats.gradebook import Gradebook, Row
 
-from .support import ATTENTION, ROOT, TOY, TOY_COURSE, graded_count, grader_outside, live_processes
+from .support import ATTENTION, ON_TOY, ROOT, TOY, TOY_BATCH, graded_count, grader_outside, live_processes
 
 #: The toy lesson's likely mistake (it loses some points): for tests of the batch's own workings,
 #: where any lesson does, the toy one is graded (its grading costs about half the first lesson's).
@@ -228,14 +227,7 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
         hand_in(klass, student, lambda f: shutil.copy(TOY.solution, f / "toy.py"))
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "grader",
-            "batch",
-            "--course",
-            str(TOY_COURSE),
-            "--lesson",
-            "toy",
+            *TOY_BATCH,
             str(klass),
             "--out",
             "gradebook.csv",
@@ -259,10 +251,7 @@ def test_a_file_changed_during_the_batch_is_not_graded_and_is_retried(tmp_path):
     assert "'bob': the file changed while the batch was running" in out
     again = grader_outside(
         "batch",
-        "--course",
-        str(TOY_COURSE),
-        "--lesson",
-        "toy",
+        *ON_TOY,
         str(klass),
         "--out",
         "gradebook.csv",
@@ -319,14 +308,7 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
     scratch.mkdir()
     proc = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "grader",
-            "batch",
-            "--course",
-            str(TOY_COURSE),
-            "--lesson",
-            "toy",
+            *TOY_BATCH,
             str(klass),
             "--out",
             "gradebook.csv",

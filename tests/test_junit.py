@@ -15,7 +15,7 @@ import xmlschema
 from grader.core.results import Report, Status, TestResult, Visibility
 from grader.formats.junit import to_junit
 
-from .support import ATTENTION, TOY, TOY_COURSE, python
+from .support import ATTENTION, ON_TOY, TOY, python
 
 #: Jenkins's JUnit schema (see tests/junit/README.md for where this copy comes from).
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "junit" / "junit-10.xsd")
@@ -99,8 +99,8 @@ def test_batch_writes_the_class_as_junit(tmp_path):
         shutil.copy(source, klass / student / "toy.py")
     (klass / "eve").mkdir()  # nothing handed in
     out, junit = tmp_path / "grades" / "gradebook.csv", tmp_path / "grades" / "class.xml"
-    course = ("--course", str(TOY_COURSE), "--lesson", "toy")  # the batch's workings: any lesson does
-    done = python("batch", *course, str(klass), "--out", str(out), "--jobs", "1", "--junit", str(junit))
+    # the batch's workings: any lesson does
+    done = python("batch", *ON_TOY, str(klass), "--out", str(out), "--jobs", "1", "--junit", str(junit))
     assert done.returncode == 0, done.stderr[-3000:]
     xml = junit.read_text(encoding="utf-8")
     SCHEMA.validate(xml)
