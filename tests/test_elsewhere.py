@@ -1,7 +1,10 @@
 """The grader on Windows and macOS, reproduced on Linux (tests/elsewhere.py takes away what
 those systems lack): the student side gives the report it gives on Linux, the time limit still
 fires, the ``process`` level runs without Linux's pieces, and a level that cannot run says so
-in one line."""
+in one line.
+
+What is tested is the grader's own workings on each system, not a lesson: the tests grade the
+toy lesson (tests/courses/toy), whose grading costs about half the first lesson's."""
 
 from __future__ import annotations
 
@@ -19,12 +22,15 @@ from grader.sandbox import wardens
 from grader.sandbox.inprocess import Alarm, _watchdog, time_limit
 
 from .elsewhere import grader_on, python_on
-from .support import ATTENTION, ROOT, compose, python
+from .support import ON_TOY, ROOT, TOY, TOY_COURSE, compose, python
 
-BUG = ATTENTION.catalog / "bugs" / "mha_no_scaling.py"
-LOOP = ROOT / "tests" / "scenarios" / "infinite_loop" / "override.py"
-#: The infinite loop is in merge_heads; a short limit keeps the test to seconds.
-LOOPING = ("--only", "merge_heads", "--call-timeout", "1")
+#: A student's file whose center_tokens divides by the mean: it loses some of that exercise's
+#: points, on a smallest input, and keeps layer_norm's.
+BUG = TOY.gallery / "off-by-mean" / TOY.filename
+#: An override of the toy lesson's reference whose center_tokens never returns.
+LOOP = "def center_tokens(x):\n    while True:\n        pass\n"
+#: A short limit keeps the loop's test to seconds.
+LOOPING = ("--only", "center_tokens", "--call-timeout", "1")
 #: macOS without what the tests cannot give it here: they run as root, and the only Python lies
 #: in root's home, so the process level runs as root, switching to a user of its own as on Linux.
 AS_ROOT = ("os.setresuid", "os.setresgid", "os.getresuid")
@@ -33,11 +39,8 @@ AS_ROOT = ("os.setresuid", "os.setresgid", "os.getresuid")
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> dict:
     built = tmp_path_factory.mktemp("elsewhere")
-    return {
-        "reference": ATTENTION.solution,
-        "bug": compose(BUG, built / "bug"),
-        "loop": compose(LOOP, built / "loop"),
-    }
+    (built / "loop.py").write_text(LOOP, encoding="utf-8")
+    return {"reference": TOY.solution, "bug": BUG, "loop": compose(built / "loop.py", built / "loop", TOY)}
 
 
 def _no_traceback(done) -> None:
@@ -50,9 +53,11 @@ def _no_traceback(done) -> None:
 @pytest.mark.parametrize("name", ["reference", "bug", "loop"])
 def test_check_gives_the_linux_report_on_windows(files, tmp_path, name):
     extra = LOOPING if name == "loop" else ()
-    here = python("check", str(files[name]), *extra)
+    here = python("check", str(files[name]), *ON_TOY, *extra)
     # (without a time limit the loop would run until this timeout)
-    there = grader_on("windows", "check", str(files[name]), *extra, folder=tmp_path / "windows", timeout=300)
+    there = grader_on(
+        "windows", "check", str(files[name]), *ON_TOY, *extra, folder=tmp_path / "windows", timeout=300
+    )
     _no_traceback(there)
     assert there.returncode == here.returncode
     assert there.stdout == here.stdout
@@ -63,17 +68,18 @@ def test_check_gives_the_linux_report_on_windows(files, tmp_path, name):
 
 
 def test_every_option_of_check_runs_on_windows(tmp_path):
-    bug = compose(BUG, tmp_path / "bug")
-    for options in (("--public",), ("--only", "split_heads,mha_forward"), ("--max-examples", "3")):
-        here = python("check", str(bug), *options)
-        there = grader_on("windows", "check", str(bug), *options, folder=tmp_path / "windows")
+    bug = str(BUG)
+    for options in (("--public",), ("--only", "center_tokens,layer_norm"), ("--max-examples", "3")):
+        here = python("check", bug, *ON_TOY, *options)
+        there = grader_on("windows", "check", bug, *ON_TOY, *options, folder=tmp_path / "windows")
         _no_traceback(there)
         assert (there.returncode, there.stdout) == (here.returncode, here.stdout), options
     explored = grader_on(
         # random inputs: 40 of them all but never miss this bug (5 sometimes do)
         "windows",
         "check",
-        str(bug),
+        bug,
+        *ON_TOY,
         "--explore",
         "--max-examples",
         "40",
@@ -81,13 +87,13 @@ def test_every_option_of_check_runs_on_windows(tmp_path):
     )
     _no_traceback(explored)
     assert explored.returncode == 1 and "with fresh random inputs" in explored.stdout
-    stubs = grader_on("windows", "check", "--lesson", "attention", folder=tmp_path / "windows")
+    stubs = grader_on("windows", "check", *ON_TOY, folder=tmp_path / "windows")
     _no_traceback(stubs)
     assert stubs.returncode == 1 and "not written yet" in stubs.stdout
     # asked for a sandbox: none runs here, so auto says so and runs the code in-process
-    auto = grader_on("windows", "check", str(bug), "--isolation", "auto", folder=tmp_path / "windows")
+    auto = grader_on("windows", "check", bug, *ON_TOY, "--isolation", "auto", folder=tmp_path / "windows")
     _no_traceback(auto)
-    assert auto.stdout == python("check", str(bug)).stdout
+    assert auto.stdout == python("check", bug, *ON_TOY).stdout
     assert "no sandbox can run on this system" in auto.stderr
 
 
@@ -95,12 +101,12 @@ def test_check_takes_a_file_in_as_on_linux_on_windows(tmp_path):
     """Without descriptors of folders (dir_fd) or O_NOFOLLOW, a link is still refused and a
     missing file still named, in the same words."""
     (tmp_path / "link").mkdir()
-    (tmp_path / "link" / "attention.py").symlink_to(ATTENTION.solution)
+    (tmp_path / "link" / TOY.filename).symlink_to(TOY.solution)
     (tmp_path / "plain").mkdir()
-    shutil.copy(ATTENTION.solution, tmp_path / "plain" / "attention.py")
+    shutil.copy(TOY.solution, tmp_path / "plain" / TOY.filename)
     said = {}
     for target in ("link", "missing", "plain"):
-        args = ("check", str(tmp_path / target / "attention.py"), "--only", "split_heads")
+        args = ("check", str(tmp_path / target / TOY.filename), *ON_TOY, "--only", "center_tokens")
         here, there = python(*args), grader_on("windows", *args, folder=tmp_path / "windows")
         _no_traceback(there)
         assert (there.returncode, there.stdout, there.stderr) == (here.returncode, here.stdout, here.stderr)
@@ -113,10 +119,10 @@ def test_a_character_the_console_cannot_show_is_escaped_on_windows(tmp_path):
     """A student's message in characters outside Windows' code page (its output redirected)."""
     override = tmp_path / "override.py"
     override.write_text(
-        'def split_heads(x, n_heads):\n    raise ValueError("\u2713 \u03b1\u03b2")\n', encoding="utf-8"
+        'def center_tokens(x):\n    raise ValueError("\u2713 \u03b1\u03b2")\n', encoding="utf-8"
     )
-    file = compose(override, tmp_path / "sub")
-    args = ("check", str(file), "--only", "split_heads")
+    file = compose(override, tmp_path / "sub", TOY)
+    args = ("check", str(file), *ON_TOY, "--only", "center_tokens")
     there = grader_on("windows", *args, folder=tmp_path / "windows")
     _no_traceback(there)
     assert there.returncode == 1 and "\\u2713 \\u03b1\\u03b2" in there.stdout
@@ -146,31 +152,34 @@ import json, sys
 from grader.notebook import grade_here
 namespace = {}
 exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), namespace)
-points = {e: grade_here(e, namespace, lesson="attention", show=False) for e in sys.argv[2].split(",")}
+points = {e: grade_here(e, namespace, lesson="toy", show=False) for e in sys.argv[2].split(",")}
 print(json.dumps(points))
 """
 
 
-@pytest.mark.parametrize("name, exercises", [("bug", "mha_forward,split_heads"), ("loop", "merge_heads")])
+@pytest.mark.parametrize("name, exercises", [("bug", "center_tokens,layer_norm"), ("loop", "center_tokens")])
 def test_the_notebook_test_cells_give_the_linux_points_on_windows(files, tmp_path, name, exercises):
-    here = python_on("linux", "-c", _CELLS, str(files[name]), exercises, folder=tmp_path / "linux")
-    there = python_on("windows", "-c", _CELLS, str(files[name]), exercises, folder=tmp_path / "windows")
+    """The cells find their course as a notebook in it does: from the working folder."""
+    cells = ("-c", _CELLS, str(files[name]), exercises)
+    here = python_on("linux", *cells, folder=tmp_path / "linux", cwd=TOY_COURSE)
+    there = python_on("windows", *cells, folder=tmp_path / "windows", cwd=TOY_COURSE)
     _no_traceback(there)
     assert here.returncode == there.returncode == 0, there.stderr[-2000:]
     assert json.loads(there.stdout) == json.loads(here.stdout)
     if name == "loop":
-        assert json.loads(there.stdout) == {"merge_heads": 0}  # stopped by the time limit, not hung
+        assert json.loads(there.stdout) == {"center_tokens": 0}  # stopped by the time limit, not hung
     else:
-        assert 0 < json.loads(there.stdout)["mha_forward"] < 45
+        points = json.loads(there.stdout)
+        assert 0 < points["center_tokens"] < 6 and points["layer_norm"] > 0  # off by the mean
 
 
 def test_the_release_and_its_readme_commands_work_on_windows(tmp_path):
     release = tmp_path / "release"
-    assert python("release", "--lesson", "attention", str(release)).returncode == 0
+    assert python("release", *ON_TOY, str(release)).returncode == 0
     readme = (release / "README.md").read_text(encoding="utf-8")
     assert r".venv\Scripts\activate" in readme  # how to set up on Windows
-    shutil.copy(compose(BUG, tmp_path / "bug"), release / "exercises" / "attention.py")
-    for options in ((), ("--only", "mha_forward"), ("--explore", "--max-examples", "5")):
+    shutil.copy(BUG, release / "exercises" / TOY.filename)
+    for options in ((), ("--only", "center_tokens"), ("--explore", "--max-examples", "5")):
         here = python_on("linux", "-m", "grader", "check", *options, folder=tmp_path / "linux", cwd=release)
         there = grader_on("windows", "check", *options, folder=tmp_path / "windows", cwd=release)
         _no_traceback(there)
@@ -188,16 +197,16 @@ def test_the_release_and_its_readme_commands_work_on_windows(tmp_path):
 def test_the_commands_that_run_no_student_code_work_on_windows(tmp_path):
     windows = tmp_path / "windows"
     for args in (
-        ("release", "--lesson", "attention", str(tmp_path / "release")),
-        ("gradescope-bundle", "--lesson", "attention", str(tmp_path / "autograder.zip")),
-        ("nbgrader-course", "--lesson", "attention", str(tmp_path / "course")),
-        ("exercises", "--check"),
+        ("release", *ON_TOY, str(tmp_path / "release")),
+        ("gradescope-bundle", *ON_TOY, str(tmp_path / "autograder.zip")),
+        ("nbgrader-course", *ON_TOY, str(tmp_path / "course")),
+        ("exercises", *ON_TOY, "--check"),
     ):
         done = grader_on("windows", *args, folder=windows)
         _no_traceback(done)
         assert done.returncode == 0, (args, done.stderr[-2000:])
     assert (tmp_path / "autograder.zip").is_file()
-    assert (tmp_path / "course" / "source" / "attention" / "attention.ipynb").is_file()
+    assert (tmp_path / "course" / "source" / "toy" / "toy.ipynb").is_file()
 
 
 def test_the_release_workflow_runs_on_the_three_systems(tmp_path):
@@ -221,19 +230,19 @@ def test_windows_refuses_the_sandboxes_and_batch_in_one_line(tmp_path):
     windows = tmp_path / "windows"
     for level in ("process", "namespaces"):
         line = _one_line_refusal(
-            grader_on("windows", "grade", str(ATTENTION.solution), "--isolation", level, folder=windows)
+            grader_on("windows", "grade", str(TOY.solution), *ON_TOY, "--isolation", level, folder=windows)
         )
         assert f"the {level} level needs" in line and "--isolation none" in line
     line = _one_line_refusal(
         grader_on(
-            "windows", "batch", str(ATTENTION.gallery), "--out", str(tmp_path / "g.csv"), folder=windows
+            "windows", "batch", str(TOY.gallery), *ON_TOY, "--out", str(tmp_path / "g.csv"), folder=windows
         )
     )
     assert "batch runs on Linux and macOS" in line
     assert not (tmp_path / "g.sqlite").exists()
-    graded = grader_on("windows", "grade", str(ATTENTION.solution), "--format", "json", folder=windows)
+    graded = grader_on("windows", "grade", str(TOY.solution), *ON_TOY, "--format", "json", folder=windows)
     _no_traceback(graded)
-    inside = python("grade", str(ATTENTION.solution), "--format", "json", "--isolation", "none")
+    inside = python("grade", str(TOY.solution), *ON_TOY, "--format", "json", "--isolation", "none")
     assert json.loads(graded.stdout) == json.loads(inside.stdout)  # as on Linux at the none level
     assert json.loads(graded.stdout)["isolation"] == "none"
     assert "no sandbox can run on this system" in graded.stderr
@@ -242,7 +251,7 @@ def test_windows_refuses_the_sandboxes_and_batch_in_one_line(tmp_path):
 def test_macos_as_root_refuses_the_process_level_in_one_line(tmp_path):
     line = _one_line_refusal(
         grader_on(
-            "macos", "grade", str(ATTENTION.solution), "--isolation", "process", folder=tmp_path / "macos"
+            "macos", "grade", str(TOY.solution), *ON_TOY, "--isolation", "process", folder=tmp_path / "macos"
         )
     )
     assert "run the grader as an ordinary user" in line
@@ -254,7 +263,8 @@ def test_macos_as_root_refuses_the_process_level_in_one_line(tmp_path):
     auto = grader_on(
         "macos",
         "grade",
-        str(ATTENTION.solution),
+        str(TOY.solution),
+        *ON_TOY,
         folder=tmp_path / "macos",
         env={**os.environ, "PATH": str(tools)},
     )
@@ -271,7 +281,7 @@ def test_the_namespaces_level_needs_linux(monkeypatch):
 def private_course():
     """The reference and the hidden checks unreadable to other users, as the process level as
     root requires."""
-    private = [ATTENTION.solution.parent, ATTENTION.checks / "hidden"]
+    private = [TOY.solution.parent, TOY.checks / "hidden"]
     modes = {p: p.stat().st_mode & 0o7777 for p in private}
     for p in private:
         p.chmod(0o700)
@@ -285,7 +295,7 @@ def private_course():
 @pytest.mark.parametrize("name", ["reference", "bug", "loop"])
 def test_the_process_level_gives_the_linux_report_on_macos(files, tmp_path, private_course, name):
     extra = LOOPING if name == "loop" else ()
-    args = ("grade", str(files[name]), "--isolation", "process", "--format", "json", *extra)
+    args = ("grade", str(files[name]), *ON_TOY, "--isolation", "process", "--format", "json", *extra)
     here = python(*args)
     there = grader_on("macos", *args, folder=tmp_path / "macos", keep=AS_ROOT)
     _no_traceback(there)
@@ -296,7 +306,7 @@ def test_the_process_level_gives_the_linux_report_on_macos(files, tmp_path, priv
 
 
 _PROBE = """
-def split_heads(x, n_heads):
+def center_tokens(x):
     import ctypes, fcntl, os, signal
     seen = [hasattr(fcntl, "F_SETSIG"), hasattr(signal, "sigtimedwait"),
             hasattr(os, "sched_setaffinity"), hasattr(ctypes.CDLL(None), "prctl"), _opens()]
@@ -317,8 +327,8 @@ def test_the_macos_emulation_reaches_the_sandbox(tmp_path, private_course):
     and /proc too (the keeper then compares the arguments once it has read each answer)."""
     probe = tmp_path / "probe.py"
     probe.write_text(_PROBE, encoding="utf-8")
-    file = compose(probe, tmp_path / "probe")
-    args = ("grade", str(file), "--isolation", "process", "--only", "split_heads")
+    file = compose(probe, tmp_path / "probe", TOY)
+    args = ("grade", str(file), *ON_TOY, "--isolation", "process", "--only", "center_tokens")
     assert "seen 5 of 5" in python(*args).stdout
     there = grader_on("macos", *args, folder=tmp_path / "macos", keep=AS_ROOT)
     _no_traceback(there)
