@@ -149,7 +149,9 @@ def test_the_student_side_imports_nothing_unix_only_on_windows(tmp_path):
 #: What an nbgrader test cell does, for every exercise of the file named first.
 _CELLS = """
 import json, sys
+import grader.core.settings
 from grader.notebook import grade_here
+grader.core.settings.DEFAULT_CALL_TIMEOUT = 1.0  # a loop's test takes seconds, not a minute
 namespace = {}
 exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"), namespace)
 points = {e: grade_here(e, namespace, lesson="toy", show=False) for e in sys.argv[2].split(",")}
