@@ -1,6 +1,9 @@
 """``batch --cluster``: a class graded on real Dask scheduler and worker processes (loopback)
 gives the gradebook and the reports a local batch gives; a worker killed mid-batch costs nothing;
-a worker whose lesson differs is refused in words; without ``--cluster`` no Dask is imported."""
+a worker whose lesson differs is refused in words; without ``--cluster`` no Dask is imported.
+
+Every test grades the toy lesson (tests/courses/toy): what is tested is how a class is graded
+on a cluster, not a lesson."""
 
 from __future__ import annotations
 
@@ -17,32 +20,39 @@ from pathlib import Path
 
 import pytest
 
-from .support import ATTENTION, ROOT, TOY, TOY_BATCH, compose, graded_count, net, python
+from .support import ON_TOY, ROOT, TOY, TOY_BATCH, TOY_COURSE, compose, graded_count, net, python
 
 distributed = pytest.importorskip("distributed")
 
-CATALOG = ROOT / "tests" / "catalog" / "attention" / "bugs"
-BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
+#: What the service's test hands in besides the reference: the toy lesson's centring by division.
+BUGGY = TOY.gallery / "off-by-mean" / TOY.filename
 SIZE = 6
+#: A bug of the toy lesson: layer_norm forgets to shift by beta.
+NO_BETA = "def layer_norm(x, gamma, beta, eps=1e-5):\n    return center_tokens(x) / np.sqrt(token_mean(center_tokens(x) ** 2) + eps) * gamma\n"
 
 
 def make_class(root: Path) -> Path:
-    """Six students: the reference, typical mistakes, the stub, a syntax error, two bugs."""
+    """Six students of the toy lesson: the reference, two mistakes of its gallery, the stub, a
+    syntax error, a bug of layer_norm (it forgets beta)."""
     klass = root / "class"
-    for student, source in [("ada", ATTENTION.solution), ("bob", BUGGY), ("carl", ATTENTION.stubs)]:
+    students = [
+        ("ada", TOY.solution),
+        ("bob", TOY.gallery / "off-by-mean" / TOY.filename),
+        ("carl", TOY.stubs),
+        ("eve", TOY.gallery / "forgets-eps" / TOY.filename),
+    ]
+    for student, source in students:
         (klass / student).mkdir(parents=True)
-        shutil.copy(source, klass / student / "attention.py")
+        shutil.copy(source, klass / student / TOY.filename)
     (klass / "dan").mkdir()
-    (klass / "dan" / "attention.py").write_text("def apply_causal_mask(x:\n", encoding="utf-8")
-    compose(CATALOG / "mask_leaks_next_token.py", klass / "eve")
-    compose(CATALOG / "merge_reshape_no_transpose.py", klass / "fay")
+    (klass / "dan" / TOY.filename).write_text("def center_tokens(x:\n", encoding="utf-8")
+    (root / "no_beta.py").write_text(NO_BETA, encoding="utf-8")
+    compose(root / "no_beta.py", klass / "fay", TOY)
     return klass
 
 
 def batch(klass: Path, out: Path, *extra: str, **kwargs) -> subprocess.CompletedProcess:
-    return python(
-        "batch", "--lesson", "attention", str(klass), "--out", str(out), *extra, timeout=net(SIZE), **kwargs
-    )
+    return python("batch", *ON_TOY, str(klass), "--out", str(out), *extra, timeout=net(SIZE), **kwargs)
 
 
 def read_csv(path: Path) -> list[dict]:
@@ -71,20 +81,12 @@ def free_port() -> int:
 def patched_course(root: Path) -> Path:
     """A copy of the course whose lesson gives one check another number of points."""
     course = root / "patched-course"
-    course.mkdir()
-    shutil.copy(ROOT / "pyproject.toml", course)
-    for folder in ("solutions", "exercises"):
-        shutil.copytree(ROOT / folder, course / folder)
-    (course / "tests").mkdir()
-    shutil.copy(ROOT / "tests" / "__init__.py", course / "tests")
-    shutil.copytree(
-        ROOT / "tests" / "checks", course / "tests" / "checks", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    check = course / "tests" / "checks" / "attention" / "test_apply_causal_mask.py"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    check = course / "tests" / "checks" / "toy" / "test_center_tokens.py"
     text = check.read_text(encoding="utf-8")
-    assert '@graded("apply_causal_mask", points=3)' in text
+    assert '@graded("center_tokens", points=2)' in text
     check.write_text(
-        text.replace('@graded("apply_causal_mask", points=3)', '@graded("apply_causal_mask", points=4)', 1)
+        text.replace('@graded("center_tokens", points=2)', '@graded("center_tokens", points=4)', 1)
     )
     return course
 
@@ -147,8 +149,9 @@ def place(tmp_path_factory):
     # the local batch, run in a process that then says which modules it imported
     code = (
         "import sys; from grader.cli import main; "
-        f"codes = [main(['grade', '--lesson', 'attention', {str(klass / 'dan' / 'attention.py')!r}]),"
-        f" main(['batch', '--lesson', 'attention', {str(klass)!r}, '--out', {str(local)!r}])]; "
+        f"toy = {list(ON_TOY)!r}; "
+        f"codes = [main(['grade', *toy, {str(klass / 'dan' / TOY.filename)!r}]),"
+        f" main(['batch', *toy, {str(klass)!r}, '--out', {str(local)!r}])]; "
         "print('BATCH', codes[1], 'IMPORTED', sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
     )
     plain = subprocess.run(
@@ -178,8 +181,7 @@ def test_a_class_graded_on_a_cluster_is_the_class_graded_here(place, tmp_path):
     klass, local, _, cluster = place
     out = tmp_path / "gradebook.csv"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grader", "batch", "--lesson", "attention", str(klass), "--out", str(out)]
-        + ["--cluster", cluster.address],
+        [*TOY_BATCH, str(klass), "--out", str(out), "--cluster", cluster.address],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -212,14 +214,15 @@ def test_a_class_graded_on_a_cluster_is_the_class_graded_here(place, tmp_path):
     again = batch(klass, out, "--cluster", cluster.address)
     assert again.returncode == 0, again.stderr
     assert f"0 to grade, {SIZE} unchanged" in again.stderr
-    shutil.copy(ATTENTION.solution, klass / "carl" / "attention.py")
+    shutil.copy(TOY.solution, klass / "carl" / TOY.filename)
     try:
         changed = batch(klass, out, "--cluster", cluster.address)
     finally:
-        shutil.copy(ATTENTION.stubs, klass / "carl" / "attention.py")
+        shutil.copy(TOY.stubs, klass / "carl" / TOY.filename)
     assert changed.returncode == 0, changed.stderr
     assert f"1 to grade, {SIZE - 1} unchanged" in changed.stderr
-    assert {row["student"]: row["score"] for row in read_csv(out)}["carl"] == "100"
+    carl = {row["student"]: row for row in read_csv(out)}["carl"]
+    assert carl["score"] == carl["max_score"]
 
 
 def test_an_embedded_local_cluster_grades_the_same(place, tmp_path):
@@ -244,11 +247,11 @@ def test_a_cluster_address_that_is_none_is_said_in_words(tmp_path):
 def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
     klass = tmp_path / "class"
     (klass / "ada").mkdir(parents=True)
-    shutil.copy(ATTENTION.solution, klass / "ada" / "attention.py")
+    shutil.copy(TOY.solution, klass / "ada" / TOY.filename)
     code = (
         "import sys; sys.modules['dask'] = sys.modules['distributed'] = None; "
         "from grader.cli import main; "
-        f"sys.exit(main(['batch', '--lesson', 'attention', {str(klass)!r}, '--out', "
+        f"sys.exit(main(['batch', *{list(ON_TOY)!r}, {str(klass)!r}, '--out', "
         f"{str(tmp_path / 'g.csv')!r}, '--cluster', 'local:1']))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -263,13 +266,13 @@ def test_the_service_grades_its_queue_on_the_cluster(place, tmp_path):
     from .test_service import Server, _roster
 
     _, _, _, cluster = place
-    server = Server(
-        tmp_path / "data", _roster(tmp_path / "roster.csv", ["ada"]), "--cluster", cluster.address
+    server = Server(  # the later --course and --lesson are those served
+        tmp_path / "data", _roster(tmp_path / "roster.csv", ["ada"]), "--cluster", cluster.address, *ON_TOY
     )
     try:
         token = server.tokens()["ada"]
         served = {}
-        for file in (ATTENTION.solution, BUGGY):
+        for file in (TOY.solution, BUGGY):
             status, body, _ = server.upload(token, file.read_bytes())
             assert status == 202, body
             served[file] = server.report(token, body["id"])
@@ -278,8 +281,8 @@ def test_the_service_grades_its_queue_on_the_cluster(place, tmp_path):
     log = server.log.read_text(encoding="utf-8", errors="replace")
     assert f"grading on the cluster at {cluster.address}" in log, log[-3000:]
     assert "worker" in log and "refuses" in log and "differs" in log, log[-3000:]
-    assert served[ATTENTION.solution]["score"] == served[ATTENTION.solution]["max_score"]
-    local = python("grade", "--public", "--format", "json", "--lesson", "attention", str(BUGGY))
+    assert served[TOY.solution]["score"] == served[TOY.solution]["max_score"]
+    local = python("grade", "--public", "--format", "json", *ON_TOY, str(BUGGY))
     assert local.returncode == 0, local.stderr[-2000:]
     here = json.loads(local.stdout)
     assert (served[BUGGY]["score"], served[BUGGY]["exercises"]) == (here["score"], here["exercises"])
