@@ -15,11 +15,13 @@ import xmlschema
 from grader.core.results import Report, Status, TestResult, Visibility
 from grader.formats.junit import to_junit
 
-from .support import ATTENTION, ON_TOY, TOY, python
+from .support import ON_TOY, TOY, python
 
 #: Jenkins's JUnit schema (see tests/junit/README.md for where this copy comes from).
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "junit" / "junit-10.xsd")
-BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
+#: The toy gallery's layer_norm that ignores the eps it is given (a hidden check fails), here also
+#: forgetting beta (a visible one fails): both kinds of failure, as JUnit writes them.
+FORGETS_EPS = TOY.gallery / "forgets-eps" / TOY.filename
 
 
 def _properties(suite: ET.Element) -> dict[str, str]:
@@ -28,11 +30,15 @@ def _properties(suite: ET.Element) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """The buggy gallery file graded as JUnit and as JSON."""
-    out = tmp_path_factory.mktemp("junit") / "report.xml"
-    done = python("grade", str(BUGGY), "--format", "junit", "-o", str(out))
+    """The buggy toy file graded as JUnit and as JSON."""
+    folder = tmp_path_factory.mktemp("junit")
+    buggy, out = folder / TOY.filename, folder / "report.xml"
+    text = FORGETS_EPS.read_text(encoding="utf-8")
+    assert text.count("* gamma + beta") == 1
+    buggy.write_text(text.replace("* gamma + beta", "* gamma"), encoding="utf-8")
+    done = python("grade", str(buggy), *ON_TOY, "--format", "junit", "-o", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
-    as_json = python("grade", str(BUGGY), "--format", "json")
+    as_json = python("grade", str(buggy), *ON_TOY, "--format", "json")
     return out.read_text(encoding="utf-8"), json.loads(as_json.stdout)
 
 
@@ -51,7 +57,7 @@ def test_one_test_case_per_check_with_the_same_points(graded):
     for suite in root.findall("testsuite"):
         props = _properties(suite)
         exercise = props["exercise"]
-        assert suite.get("name") == f"attention.{exercise}"
+        assert suite.get("name") == f"toy.{exercise}"
         assert float(props["score"]) == report["exercises"][exercise]["score"]
         assert float(props["max_score"]) == report["exercises"][exercise]["max_score"]
         total += float(props["score"])
@@ -59,7 +65,7 @@ def test_one_test_case_per_check_with_the_same_points(graded):
             (t,) = [t for t in report["tests"] if t["name"] == case.get("name")]
             assert float(props[f"{t['name']}.score"]) == t["score"]
             assert float(props[f"{t['name']}.max_score"]) == t["max_score"]
-            assert case.get("classname") == f"attention.{exercise}"
+            assert case.get("classname") == f"toy.{exercise}"
             failure = case.find("failure") if t["status"] != "error" else case.find("error")
             if t["status"] == "passed":
                 assert case.find("failure") is None and case.find("error") is None
@@ -72,6 +78,8 @@ def test_one_test_case_per_check_with_the_same_points(graded):
     assert total == report["score"]
     failed = sum(t["status"] in ("failed", "timeout") for t in report["tests"])
     assert int(root.get("failures")) == failed > 0
+    seen = {t["visibility"] for t in report["tests"] if t["status"] == "failed"}
+    assert seen == {"visible", "hidden"}  # both ways a failure is written
 
 
 def test_whatever_a_student_prints_stays_valid_xml():

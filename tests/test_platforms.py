@@ -28,6 +28,12 @@ def grade_json(path) -> dict:
 
 
 @pytest.fixture(scope="module")
+def buggy_graded() -> dict:
+    """``grade``'s report of BUGGY, once for the module: what Gradescope's run must agree with."""
+    return grade_json(BUGGY)
+
+
+@pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
     done = python("gradescope-bundle", str(out), "--lesson", "attention")
@@ -78,14 +84,14 @@ def test_the_bundle_has_both_scripts_at_its_root_and_the_hidden_checks(bundle):
     assert "pip install -e /autograder/source" in setup
 
 
-def test_run_autograder_writes_the_same_scores_as_grade(tmp_path, bundle):
+def test_run_autograder_writes_the_same_scores_as_grade(tmp_path, bundle, buggy_graded):
     root = autograder_root(tmp_path, bundle, {"attention.py": BUGGY.read_bytes()})
     (root / "submission_metadata.json").write_text('{"previous_submissions": []}')
     os.chmod(root / "source", 0o755)  # as unzipped by Gradescope: readable by all, until the script runs
     (root / "results").mkdir(mode=0o755)
     (root / "results" / "results.json").write_text('{"score": 100, "tests": []}')  # planted
     results = run_autograder(root)
-    expected = grade_json(BUGGY)
+    expected = buggy_graded
     assert results["score"] == expected["score"]
     assert [t["score"] for t in results["tests"]] == [t["score"] for t in expected["tests"]]
     assert sum(t["score"] for t in results["tests"]) == results["score"]
@@ -214,7 +220,7 @@ def test_run_autograder_finds_attention_py_in_a_subfolder(tmp_path, bundle):
     assert run_autograder(root)["score"] == 100
 
 
-def test_run_autograder_accepts_a_notebook(tmp_path, bundle):
+def test_run_autograder_accepts_a_notebook(tmp_path, bundle, buggy_graded):
     code = BUGGY.read_text()
     notebook = {
         "nbformat": 4,
@@ -226,7 +232,7 @@ def test_run_autograder_accepts_a_notebook(tmp_path, bundle):
         ],
     }
     root = autograder_root(tmp_path, bundle, {"homework.ipynb": json.dumps(notebook).encode()})
-    assert run_autograder(root)["score"] == grade_json(BUGGY)["score"]
+    assert run_autograder(root)["score"] == buggy_graded["score"]
 
 
 def test_github_classroom_result_matches_grade(tmp_path):

@@ -10,12 +10,13 @@ lists what is left out and why.
 
 How: once, in README order, in a copy of the project's course in a temporary folder, as the
 README implies (the course's root is the working folder), with the files its commands name
-beside it (:func:`course`): a class with one student ``submissions/ada/``, a Canvas roster
-``canvas_export.csv``, a kv_cache submission ``ada/kv_cache.py`` and class ``kv_class/``, and
-nbgrader's collected notebook ``course/submitted/ada/attention/attention.ipynb``. Each command
-must exit with a code the README documents for it (``check``: 0, 1 or 75; every other: 0 or 75)
-and print no traceback. The commands that need output of earlier ones (``export`` and ``report``
-read the gradebook ``batch`` wrote) get it from them, as a reader following the README would.
+beside it (:func:`course`): a class with one student ``submissions/ada/`` (the reference with
+one mistake of the catalog), a Canvas roster ``canvas_export.csv``, a kv_cache submission
+``ada/kv_cache.py`` and class ``kv_class/``, and nbgrader's collected notebook
+``course/submitted/ada/attention/attention.ipynb``. Each command must exit with a code the
+README documents for it (``check``: 0, 1 or 75; every other: 0 or 75) and print no traceback.
+The commands that need output of earlier ones (``export`` and ``report`` read the gradebook
+``batch`` wrote) get it from them, as a reader following the README would.
 """
 
 from __future__ import annotations
@@ -156,6 +157,16 @@ def course(tmp_path_factory) -> Path:
     return make_course(tmp_path_factory.mktemp("readme") / "project")
 
 
+def _one_mistake(lesson: str, bug: str) -> str:
+    """The text of ``lesson``'s reference with the catalog's ``bug`` written over it."""
+    reference = (ROOT / "solutions" / f"{lesson}.py").read_text(encoding="utf-8")
+    return (
+        reference
+        + "\n\n"
+        + (ROOT / "tests" / "catalog" / lesson / "bugs" / f"{bug}.py").read_text(encoding="utf-8")
+    )
+
+
 def make_course(root: Path) -> Path:
     """A copy of the project's course at ``root``, with the files the README's commands name."""
     for name in COURSE_FILES:
@@ -165,8 +176,10 @@ def make_course(root: Path) -> Path:
             shutil.copytree(source, target, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copyfile(source, target)
-    attention = (ROOT / "examples/gallery/attention/typical-mistakes/attention.py").read_text()
-    kv_cache = (ROOT / "examples/gallery/kv_cache/typical-mistakes/kv_cache.py").read_text()
+    # students who made one mistake each (the catalog's): every report has a failure to show, and
+    # each of the many gradings below costs less than a file of several mistakes would
+    attention = _one_mistake("attention", "mha_scale_sqrt_D")
+    kv_cache = _one_mistake("kv_cache", "decode_scale_sqrt_D")
     for path, text in (
         ("submissions/ada/attention.py", attention),
         ("ada/kv_cache.py", kv_cache),
