@@ -85,30 +85,42 @@ class _Load:
 # -- the promise: the same file, the same score, at any load
 
 
-@pytest.mark.parametrize("isolation", ["auto", "none"])
-def test_the_same_file_scores_the_same_under_load(isolation):
-    """Quiet (the two graded side by side), then with busy processes beside them, the gallery's
-    typical mistakes and the reference get the same checks passed and failed, and nothing is unfinished. The limits
-    are made tight (1 s a call, 20 s a submission) so that limits counted on the wall clock
-    would fail checks here, as they did on a busy machine at a deadline (before processor time
-    was counted, this test saw the reference score 61 and the typical mistakes 34 instead of 65)."""
-    options = ("--isolation", isolation, "--call-timeout", "1", "--total-timeout", "20")
+def test_the_same_file_scores_the_same_under_load():
+    """Quiet (the two graded side by side), then with busy processes beside them (each file
+    graded sandboxed and in-process at once), the gallery's typical mistakes and the reference
+    get the same checks passed and failed, and nothing is unfinished. The limits are made tight
+    (1 s a call, 20 s a submission) so that limits counted on the wall clock would fail checks
+    here, as they did on a busy machine at a deadline (before processor time was counted, this
+    test saw the reference score 61 and the typical mistakes 34 instead of 65). Sandboxed and
+    in-process grading give the same report quiet (tests/test_catalog.py), so the quiet one is
+    graded once."""
+    limits = ("--call-timeout", "1", "--total-timeout", "20")
     files = (TYPICAL, ATTENTION.solution)
     with ThreadPoolExecutor(len(files)) as pool:
-        quiet = dict(zip(files, pool.map(lambda f: _graded(f, *options), files), strict=True))
+        quiet = dict(
+            zip(files, pool.map(lambda f: _graded(f, "--isolation", "auto", *limits), files), strict=True)
+        )
+    runs = [(file, isolation) for file in files for isolation in ("auto", "none")]
     load = _Load(LOADERS)
     try:
-        with ThreadPoolExecutor(len(files)) as pool:
-            loaded = dict(zip(files, pool.map(lambda f: _graded(f, *options), files), strict=True))
+        with ThreadPoolExecutor(len(runs)) as pool:
+            graded = pool.map(lambda run: _graded(run[0], "--isolation", run[1], *limits), runs)
+            loaded = dict(zip(runs, graded, strict=True))
         assert load.running() == LOADERS  # the load lasted the whole time
     finally:
         load.close()
-    for file in files:
-        (code, report), (code_loaded, report_loaded) = quiet[file], loaded[file]
-        assert code == code_loaded == 0, (file.name, code, code_loaded)
-        assert "unfinished" not in _statuses(report_loaded).values(), _statuses(report_loaded)
-        assert report_loaded["score"] == report["score"], (file, report["score"], report_loaded["score"])
-        assert _statuses(report_loaded) == _statuses(report)
+    for (file, isolation), (code_loaded, report_loaded) in loaded.items():
+        code, report = quiet[file]
+        assert code == code_loaded == 0, (file.name, isolation, code, code_loaded)
+        assert "unfinished" not in _statuses(report_loaded).values(), (isolation, _statuses(report_loaded))
+        assert report_loaded["score"] == report["score"], (
+            file,
+            isolation,
+            report["score"],
+            report_loaded["score"],
+        )
+        assert _statuses(report_loaded) == _statuses(report), isolation
+        assert report_loaded["isolation"] == ("none" if isolation == "none" else report["isolation"])
     assert quiet[ATTENTION.solution][1]["score"] == quiet[ATTENTION.solution][1]["max_score"]
     assert 0 < quiet[TYPICAL][1]["score"] < quiet[TYPICAL][1]["max_score"]
 
