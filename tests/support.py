@@ -5,6 +5,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -81,6 +82,22 @@ def python(*args: str, timeout: float = NET_SECONDS, **kwargs) -> subprocess.Com
         text=True,
         timeout=timeout,
         **kwargs,
+    )
+
+
+def from_a_terminal(command: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``command`` started as from a terminal, in a session of its own (a test signals its whole
+    group), with text pipes: Ctrl-C (SIGINT) reaches it, where a shell's background job (a CI
+    script run with ``&``) would ignore it, and a Python started that way would too."""
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
 
 

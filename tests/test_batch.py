@@ -22,6 +22,7 @@ from .support import (
     TOY_BATCH,
     TOY_COURSE,
     compose,
+    from_a_terminal,
     graded_count,
     live_processes,
     python,
@@ -155,18 +156,8 @@ def test_an_interrupted_batch_loses_no_finished_grade(tmp_path, how):
         "--jobs",
         "1",
     ]
-    proc = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        start_new_session=True,
-        # as from a terminal: a shell's background job (a CI script run with &) ignores Ctrl-C,
-        # and a Python started that way would too
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "TMPDIR": str(scratch)},  # a SIGKILL leaves its folders here, not in /tmp
-    )
+    # a SIGKILL leaves its folders in scratch, not in /tmp
+    proc = from_a_terminal(command, cwd=ROOT, env={**os.environ, "TMPDIR": str(scratch)})
     while graded_count(db) < 2 and proc.poll() is None:  # a count, however long the machine takes
         time.sleep(0.05)
     if how == "Ctrl-C":

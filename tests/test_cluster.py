@@ -20,7 +20,18 @@ from pathlib import Path
 
 import pytest
 
-from .support import ON_TOY, ROOT, TOY, TOY_BATCH, TOY_COURSE, compose, graded_count, net, python
+from .support import (
+    ON_TOY,
+    ROOT,
+    TOY,
+    TOY_BATCH,
+    TOY_COURSE,
+    compose,
+    from_a_terminal,
+    graded_count,
+    net,
+    python,
+)
 
 distributed = pytest.importorskip("distributed")
 
@@ -311,16 +322,7 @@ def test_a_cluster_batch_stopped_with_ctrl_c_resumes_and_writes_the_lms_layout(p
         "--cluster",
         cluster.address,
     ]
-    proc = subprocess.Popen(
-        command,
-        cwd=tmp_path,
-        start_new_session=True,
-        # as from a terminal: a background job of a shell ignores Ctrl-C, and its Python would too
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = from_a_terminal(command, cwd=tmp_path)
     database = out.with_suffix(".sqlite")
     try:
         while graded_count(database) < 1 and proc.poll() is None:  # a count, however long it takes

@@ -26,7 +26,17 @@ from grader.core.intake import IntakeError, Refusal, open_submission
 from grader.core.results import ExerciseResult, Standing
 from grader.formats.gradebook import Gradebook, Row
 
-from .support import ATTENTION, ON_TOY, ROOT, TOY, TOY_BATCH, graded_count, grader_outside, live_processes
+from .support import (
+    ATTENTION,
+    ON_TOY,
+    ROOT,
+    TOY,
+    TOY_BATCH,
+    from_a_terminal,
+    graded_count,
+    grader_outside,
+    live_processes,
+)
 
 #: The toy lesson's likely mistake (it loses some points): for tests of the batch's own workings,
 #: where any lesson does, the toy one is graded (its grading costs about half the first lesson's).
@@ -306,22 +316,10 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
         hand_in(klass, f"s{i}", lambda f, source=source: shutil.copy(source, f / "toy.py"))
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    proc = subprocess.Popen(
-        [
-            *TOY_BATCH,
-            str(klass),
-            "--out",
-            "gradebook.csv",
-            "--jobs",
-            "1",
-        ],
+    proc = from_a_terminal(
+        [*TOY_BATCH, str(klass), "--out", "gradebook.csv", "--jobs", "1"],
         cwd=tmp_path,
         env={**os.environ, "TMPDIR": str(scratch)},
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
     )
     if how == "Ctrl-C":
         deadline = time.monotonic() + 120
