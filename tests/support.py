@@ -26,6 +26,8 @@ TOY_COURSE = ROOT / "tests" / "courses" / "toy"
 #: Its lesson: where a test is of the grader's own workings (resuming, interrupting, reports),
 #: not of a lesson, it grades this one, whose grading costs about half the first lesson's.
 TOY = Course.at(TOY_COURSE).lesson("toy")
+#: A student's file of it that loses points: center_tokens divides by the mean (the gallery's).
+TOY_BUGGY = TOY.gallery / "off-by-mean" / TOY.filename
 #: The options that point a command at it.
 ON_TOY = ("--course", str(TOY_COURSE), "--lesson", "toy")
 #: ``python -m grader batch`` of the toy lesson, for a test that starts it itself (to stop it).
@@ -53,12 +55,16 @@ def _compiled_ahead() -> None:
 _compiled_ahead()
 
 
-def compose(override: Path, dest: Path, lesson: Lesson = ATTENTION) -> Path:
-    """Write dest/NAME.py for ``lesson``: its reference followed by ``override``'s definitions."""
-    dest.mkdir(parents=True, exist_ok=True)
+def composed(override: Path, lesson: Lesson = ATTENTION) -> str:
+    """The text of ``lesson``'s reference followed by ``override``'s definitions."""
     text = lesson.solution.read_text(encoding="utf-8")
-    text += "\n\n# ---- entry: " + override.stem + " ----\n" + override.read_text(encoding="utf-8")
-    (dest / lesson.filename).write_text(text, encoding="utf-8")
+    return text + "\n\n# ---- entry: " + override.stem + " ----\n" + override.read_text(encoding="utf-8")
+
+
+def compose(override: Path, dest: Path, lesson: Lesson = ATTENTION) -> Path:
+    """Write dest/NAME.py for ``lesson``: :func:`composed`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / lesson.filename).write_text(composed(override, lesson), encoding="utf-8")
     return dest / lesson.filename
 
 

@@ -20,6 +20,7 @@ from .support import (
     ROOT,
     TOY,
     TOY_BATCH,
+    TOY_BUGGY,
     TOY_COURSE,
     compose,
     from_a_terminal,
@@ -30,7 +31,6 @@ from .support import (
 
 BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 #: The toy lesson's likely mistake: for tests of the batch's own workings, where any lesson does.
-TOY_BUGGY = TOY.gallery / "off-by-mean" / "toy.py"
 LOOP = Path(__file__).parent / "scenarios" / "infinite_loop" / "override.py"
 
 

@@ -25,6 +25,7 @@ from .support import (
     ROOT,
     TOY,
     TOY_BATCH,
+    TOY_BUGGY,
     TOY_COURSE,
     compose,
     from_a_terminal,
@@ -35,8 +36,6 @@ from .support import (
 
 distributed = pytest.importorskip("distributed")
 
-#: What the service's test hands in besides the reference: the toy lesson's centring by division.
-BUGGY = TOY.gallery / "off-by-mean" / TOY.filename
 SIZE = 6
 #: A bug of the toy lesson: layer_norm forgets to shift by beta.
 NO_BETA = "def layer_norm(x, gamma, beta, eps=1e-5):\n    return center_tokens(x) / np.sqrt(token_mean(center_tokens(x) ** 2) + eps) * gamma\n"
@@ -48,7 +47,7 @@ def make_class(root: Path) -> Path:
     klass = root / "class"
     students = [
         ("ada", TOY.solution),
-        ("bob", TOY.gallery / "off-by-mean" / TOY.filename),
+        ("bob", TOY_BUGGY),
         ("carl", TOY.stubs),
         ("eve", TOY.gallery / "forgets-eps" / TOY.filename),
     ]
@@ -283,7 +282,7 @@ def test_the_service_grades_its_queue_on_the_cluster(place, tmp_path):
     try:
         token = server.tokens()["ada"]
         served = {}
-        for file in (TOY.solution, BUGGY):
+        for file in (TOY.solution, TOY_BUGGY):
             status, body, _ = server.upload(token, file.read_bytes())
             assert status == 202, body
             served[file] = server.report(token, body["id"])
@@ -293,11 +292,11 @@ def test_the_service_grades_its_queue_on_the_cluster(place, tmp_path):
     assert f"grading on the cluster at {cluster.address}" in log, log[-3000:]
     assert "worker" in log and "refuses" in log and "differs" in log, log[-3000:]
     assert served[TOY.solution]["score"] == served[TOY.solution]["max_score"]
-    local = python("grade", "--public", "--format", "json", *ON_TOY, str(BUGGY))
+    local = python("grade", "--public", "--format", "json", *ON_TOY, str(TOY_BUGGY))
     assert local.returncode == 0, local.stderr[-2000:]
     here = json.loads(local.stdout)
-    assert (served[BUGGY]["score"], served[BUGGY]["exercises"]) == (here["score"], here["exercises"])
-    assert [t["feedback"] for t in served[BUGGY]["tests"]] == [t["feedback"] for t in here["tests"]]
+    assert (served[TOY_BUGGY]["score"], served[TOY_BUGGY]["exercises"]) == (here["score"], here["exercises"])
+    assert [t["feedback"] for t in served[TOY_BUGGY]["tests"]] == [t["feedback"] for t in here["tests"]]
 
 
 def test_a_cluster_batch_stopped_with_ctrl_c_resumes_and_writes_the_lms_layout(place, tmp_path):
@@ -308,9 +307,7 @@ def test_a_cluster_batch_stopped_with_ctrl_c_resumes_and_writes_the_lms_layout(p
     size = 6
     for i in range(size):
         (klass / f"s{i}").mkdir(parents=True)
-        shutil.copy(
-            TOY.solution if i % 2 else TOY.gallery / "off-by-mean" / "toy.py", klass / f"s{i}" / "toy.py"
-        )
+        shutil.copy(TOY.solution if i % 2 else TOY_BUGGY, klass / f"s{i}" / "toy.py")
     out = tmp_path / "grades" / "moodle.csv"
     command = [
         *TOY_BATCH,

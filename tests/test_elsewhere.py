@@ -22,11 +22,8 @@ from grader.sandbox import wardens
 from grader.sandbox.inprocess import Alarm, _watchdog, time_limit
 
 from .elsewhere import grader_on, python_on
-from .support import ON_TOY, ROOT, TOY, TOY_COURSE, compose, python
+from .support import ON_TOY, ROOT, TOY, TOY_BUGGY, TOY_COURSE, compose, python
 
-#: A student's file whose center_tokens divides by the mean: it loses some of that exercise's
-#: points, on a smallest input, and keeps layer_norm's.
-BUG = TOY.gallery / "off-by-mean" / TOY.filename
 #: An override of the toy lesson's reference whose center_tokens never returns.
 LOOP = "def center_tokens(x):\n    while True:\n        pass\n"
 #: A short limit keeps the loop's test to seconds.
@@ -40,7 +37,11 @@ AS_ROOT = ("os.setresuid", "os.setresgid", "os.getresuid")
 def files(tmp_path_factory) -> dict:
     built = tmp_path_factory.mktemp("elsewhere")
     (built / "loop.py").write_text(LOOP, encoding="utf-8")
-    return {"reference": TOY.solution, "bug": BUG, "loop": compose(built / "loop.py", built / "loop", TOY)}
+    return {
+        "reference": TOY.solution,
+        "bug": TOY_BUGGY,
+        "loop": compose(built / "loop.py", built / "loop", TOY),
+    }
 
 
 def _no_traceback(done) -> None:
@@ -68,7 +69,7 @@ def test_check_gives_the_linux_report_on_windows(files, tmp_path, name):
 
 
 def test_every_option_of_check_runs_on_windows(tmp_path):
-    bug = str(BUG)
+    bug = str(TOY_BUGGY)
     for options in (("--public",), ("--only", "center_tokens,layer_norm"), ("--max-examples", "3")):
         here = python("check", bug, *ON_TOY, *options)
         there = grader_on("windows", "check", bug, *ON_TOY, *options, folder=tmp_path / "windows")
@@ -180,7 +181,7 @@ def test_the_release_and_its_readme_commands_work_on_windows(tmp_path):
     assert python("release", *ON_TOY, str(release)).returncode == 0
     readme = (release / "README.md").read_text(encoding="utf-8")
     assert r".venv\Scripts\activate" in readme  # how to set up on Windows
-    shutil.copy(BUG, release / "exercises" / TOY.filename)
+    shutil.copy(TOY_BUGGY, release / "exercises" / TOY.filename)
     for options in ((), ("--only", "center_tokens"), ("--explore", "--max-examples", "5")):
         here = python_on("linux", "-m", "grader", "check", *options, folder=tmp_path / "linux", cwd=release)
         there = grader_on("windows", "check", *options, folder=tmp_path / "windows", cwd=release)

@@ -32,6 +32,7 @@ from .support import (
     ROOT,
     TOY,
     TOY_BATCH,
+    TOY_BUGGY,
     from_a_terminal,
     graded_count,
     grader_outside,
@@ -40,7 +41,6 @@ from .support import (
 
 #: The toy lesson's likely mistake (it loses some points): for tests of the batch's own workings,
 #: where any lesson does, the toy one is graded (its grading costs about half the first lesson's).
-TOY_BUGGY = TOY.gallery / "off-by-mean" / "toy.py"
 #: A line of a host file that must never reach an output (a shadow password entry).
 SECRET = "root:$6$NEVERSHOWN4711$abcdefghijklmnop:19000:0:99999:7:::"
 

@@ -15,7 +15,7 @@ import xmlschema
 from grader.core.results import Report, Status, TestResult, Visibility
 from grader.formats.junit import to_junit
 
-from .support import ON_TOY, TOY, python
+from .support import ON_TOY, TOY, TOY_BUGGY, python
 
 #: Jenkins's JUnit schema (see tests/junit/README.md for where this copy comes from).
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "junit" / "junit-10.xsd")
@@ -102,7 +102,7 @@ def test_whatever_a_student_prints_stays_valid_xml():
 
 def test_batch_writes_the_class_as_junit(tmp_path):
     klass = tmp_path / "class"
-    for student, source in [("ada", TOY.solution), ("bob", TOY.gallery / "off-by-mean" / "toy.py")]:
+    for student, source in [("ada", TOY.solution), ("bob", TOY_BUGGY)]:
         (klass / student).mkdir(parents=True)
         shutil.copy(source, klass / student / "toy.py")
     (klass / "eve").mkdir()  # nothing handed in

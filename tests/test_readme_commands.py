@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import ROOT, grader_outside, net
+from .support import ATTENTION, KV_CACHE, ROOT, composed, grader_outside, net
 
 README = ROOT / "README.md"
 FENCE = re.compile(r"^\s*```(\S*)\s*$")
@@ -157,16 +157,6 @@ def course(tmp_path_factory) -> Path:
     return make_course(tmp_path_factory.mktemp("readme") / "project")
 
 
-def _one_mistake(lesson: str, bug: str) -> str:
-    """The text of ``lesson``'s reference with the catalog's ``bug`` written over it."""
-    reference = (ROOT / "solutions" / f"{lesson}.py").read_text(encoding="utf-8")
-    return (
-        reference
-        + "\n\n"
-        + (ROOT / "tests" / "catalog" / lesson / "bugs" / f"{bug}.py").read_text(encoding="utf-8")
-    )
-
-
 def make_course(root: Path) -> Path:
     """A copy of the project's course at ``root``, with the files the README's commands name."""
     for name in COURSE_FILES:
@@ -178,8 +168,8 @@ def make_course(root: Path) -> Path:
             shutil.copyfile(source, target)
     # students who made one mistake each (the catalog's): every report has a failure to show, and
     # each of the many gradings below costs less than a file of several mistakes would
-    attention = _one_mistake("attention", "mha_scale_sqrt_D")
-    kv_cache = _one_mistake("kv_cache", "decode_scale_sqrt_D")
+    attention = composed(ATTENTION.catalog / "bugs" / "mha_scale_sqrt_D.py", ATTENTION)
+    kv_cache = composed(KV_CACHE.catalog / "bugs" / "decode_scale_sqrt_D.py", KV_CACHE)
     for path, text in (
         ("submissions/ada/attention.py", attention),
         ("ada/kv_cache.py", kv_cache),

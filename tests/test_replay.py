@@ -8,6 +8,7 @@ process) is there for the next grading; every test starts with nothing kept.
 
 from __future__ import annotations
 
+import functools
 import json
 import marshal
 import shutil
@@ -49,16 +50,12 @@ def without_replay(settings: Settings) -> Settings:
     return Settings(**{**settings.__dict__, "replay": False})
 
 
-_ENGINES: dict[Path, str] = {}
-
-
+@functools.cache
 def engines(path: Path) -> str:
     """The report of the first lesson's ``path`` graded sandboxed with every property under the
     engine (replay off: nothing kept is read, and the report is the same at every call), graded
     once for the module: what every replayed report here must equal."""
-    if path not in _ENGINES:
-        _ENGINES[path] = graded(path, ATTENTION, without_replay(SANDBOXED))
-    return _ENGINES[path]
+    return graded(path, ATTENTION, without_replay(SANDBOXED))
 
 
 # ----------------------------------------------------------------------------- Hypothesis's internals
