@@ -124,6 +124,54 @@ def test_a_failure_of_the_warden_is_the_graders_not_the_students():
         warden.close()
 
 
+def test_a_request_with_descriptors_waits_for_room_as_any_other_does():
+    """On a busy machine the keeper may still be reading a long source when the worker's pipes
+    are sent to it, and the socket is full: the request waits for room (within its guard), as
+    a request without descriptors does. It used to end the sandbox at once, and the report said
+    the student's file had stopped it."""
+    import socket
+    import threading
+
+    from grader.sandbox.wardens import Warden
+    from grader.worker import Channel
+
+    warden = Warden("process", 2 << 30)
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    filled = 0
+    while True:  # what the keeper has not read yet of a long source
+        try:
+            filled += ours.send(b"\0" * 65536)
+        except BlockingIOError:
+            break
+    warden.keeper_sock, warden.keeper = ours, Channel(ours.fileno(), ours.fileno(), wait=warden._wait)
+    received: list = []
+
+    def slow_keeper():
+        time.sleep(0.5)  # descheduled for a while: the socket stays full
+        left = filled
+        while left:
+            left -= len(theirs.recv(min(left, 1 << 16)))
+        received.append(socket.recv_fds(theirs, 1 << 16, 4))
+
+    reader = threading.Thread(target=slow_keeper)
+    reader.start()
+    r, w = os.pipe()
+    try:
+        warden.post({"type": "spawn"}, fds=(r,), keeper=True, seconds=60)
+        reader.join(60)
+        (data, fds, _flags, _addr) = received[0]
+        assert data and len(fds) == 1 and warden.keeper_pending == 1
+        for fd in fds:
+            os.close(fd)
+    finally:
+        reader.join(60)
+        for fd in (r, w):
+            os.close(fd)
+        warden._drop_keeper()
+        theirs.close()
+
+
 @pytest.mark.parametrize("child", ["left it as it was lent", "left a reply unread"])
 def test_a_sandbox_lent_to_a_forked_grader_is_taken_back_only_as_it_was_lent(child):
     """A batch's grading process lends its sandbox (the warden's socket) to the child it forks

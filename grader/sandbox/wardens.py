@@ -474,7 +474,7 @@ class Warden(Deadlined):
         try:
             if fds:
                 frame = encode(message)
-                sent = socket.send_fds(sock, [frame], list(fds))
+                sent = self._send_fds(sock, frame, fds)
                 if sent < len(frame):
                     self._write(sock, frame[sent:])
             else:
@@ -538,6 +538,18 @@ class Warden(Deadlined):
             self.keeper_sock.close()
         self.keeper = self.keeper_sock = self.holder = None
         self.keeper_pending = 0
+
+    def _send_fds(self, sock: socket.socket, frame: bytes, fds: tuple[int, ...]) -> int:
+        """Send the start of ``frame`` with ``fds``, once the socket has room: the bytes sent.
+
+        The keeper may still be reading a long source (a busy machine keeps it waiting): a full
+        socket is waited on, within the request's guard, never taken for a dead sandbox."""
+        while True:
+            self._wait_writable(sock.fileno())
+            try:
+                return socket.send_fds(sock, [frame], list(fds))
+            except BlockingIOError:
+                continue
 
     def _write(self, sock: socket.socket, data: bytes) -> None:
         view = memoryview(data)
