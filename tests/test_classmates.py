@@ -18,9 +18,11 @@ process and its sandbox:
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -101,7 +103,16 @@ def _report(path: Path) -> dict:
 
 
 def _solo(folder: Path) -> dict:
-    done = python("grade", str(folder), "--format", "json")
+    """The report ``grade`` gives the folder's file alone (graded once for each text: the
+    classmates of both tests below are the reference or the same bug)."""
+    return _graded_alone((folder / "attention.py").read_bytes())
+
+
+@functools.cache
+def _graded_alone(text: bytes) -> dict:
+    with tempfile.TemporaryDirectory(prefix="solo-") as tmp:
+        (Path(tmp) / "attention.py").write_bytes(text)
+        done = python("grade", tmp, "--format", "json")
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 

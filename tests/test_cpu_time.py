@@ -88,7 +88,8 @@ class _Load:
 def test_the_same_file_scores_the_same_under_load():
     """Quiet (the two graded side by side), then with busy processes beside them (each file
     graded sandboxed and in-process at once), the gallery's typical mistakes and the reference
-    get the same checks passed and failed, and nothing is unfinished. The limits are made tight
+    get the same checks passed and failed (sandboxed, byte for byte the same report: a grade is
+    deterministic), and nothing is unfinished. The limits are made tight
     (1 s a call, 20 s a submission) so that limits counted on the wall clock would fail checks
     here, as they did on a busy machine at a deadline (before processor time was counted, this
     test saw the reference score 61 and the typical mistakes 34 instead of 65). Sandboxed and
@@ -121,6 +122,8 @@ def test_the_same_file_scores_the_same_under_load():
         )
         assert _statuses(report_loaded) == _statuses(report), isolation
         assert report_loaded["isolation"] == ("none" if isolation == "none" else report["isolation"])
+        if isolation == "auto":  # graded as the quiet one was: the very same report, byte for byte
+            assert json.dumps(report_loaded, sort_keys=True) == json.dumps(report, sort_keys=True), file.name
     assert quiet[ATTENTION.solution][1]["score"] == quiet[ATTENTION.solution][1]["max_score"]
     assert 0 < quiet[TYPICAL][1]["score"] < quiet[TYPICAL][1]["max_score"]
 

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import ATTENTION, ROOT, compose, live_processes, python
-
-CATALOG = ATTENTION.catalog
+from .support import ATTENTION, ON_TOY, ROOT, TOY, TOY_BUGGY, live_processes, python
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the process level needs POSIX")
 
@@ -25,7 +23,8 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="the process level ne
 def private_course():
     """The course as the README asks for grading at the process level as root: the reference
     and the hidden checks unreadable to other users (the grader refuses otherwise)."""
-    private = [ATTENTION.solution.parent, ATTENTION.checks / "hidden"]
+    private = [lesson.solution.parent for lesson in (ATTENTION, TOY)]
+    private += [lesson.checks / "hidden" for lesson in (ATTENTION, TOY)]
     modes = {p: p.stat().st_mode & 0o7777 for p in private}
     for p in private:
         p.chmod(0o700)
@@ -44,28 +43,38 @@ def grade(folder: Path, *extra: str, isolation: str = "process", tmp: Path | Non
     return json.loads(done.stdout)
 
 
+#: A bug of the toy lesson's that only an audited call catches: the input is centred in place.
+IN_PLACE = """
+def center_tokens(x):
+    x -= token_mean(x)
+    return x
+"""
+
+
 def test_scores_equal_those_graded_in_process(tmp_path):
-    """The reference and two bugs (one caught only by an audited call) score the same with and without a worker."""
+    """The reference and two bugs (one caught only by an audited call) score the same with and
+    without a worker (the toy lesson: what is compared is the grader's, not a lesson's)."""
     entries = {
-        "reference": ATTENTION.solution,
-        "bug_mask": CATALOG / "bugs" / "mask_in_place.py",
-        "bug_merge": CATALOG / "bugs" / "merge_reshape_no_transpose.py",
+        "reference": TOY.solution.read_text(),
+        "bug_in_place": TOY.solution.read_text() + IN_PLACE,
+        "bug_mean": TOY_BUGGY.read_text(),
     }
     scores = {}
-    for name, source in entries.items():
-        if source == ATTENTION.solution:
-            folder = tmp_path / name
-            folder.mkdir()
-            (folder / "attention.py").write_text(source.read_text())
-        else:
-            assert source.is_file(), source
-            folder = compose(source, tmp_path / name).parent
-        apart, inside = grade(folder), grade(folder, isolation="none")
+    for name, text in entries.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / TOY.filename).write_text(text)
+        apart, inside = grade(folder, *ON_TOY), grade(folder, *ON_TOY, isolation="none")
         assert apart["isolation"] == "process"
         assert [t["status"] for t in apart["tests"]] == [t["status"] for t in inside["tests"]], name
         assert apart["score"] == inside["score"], name
-        scores[name] = apart["score"]
-    assert scores["reference"] == 100 and scores["bug_mask"] < 100 and scores["bug_merge"] < 100
+        scores[name] = (apart["score"], apart["max_score"])
+    assert scores["reference"][0] == scores["reference"][1]
+    assert (
+        scores["bug_in_place"][0] < scores["bug_in_place"][1]
+        and scores["bug_mean"][0] < scores["bug_mean"][1]
+    )
+    assert scores["bug_in_place"] != scores["bug_mean"]
 
 
 def test_everything_the_file_started_is_ended(tmp_path):

@@ -74,7 +74,7 @@ from ..formats.junit import class_junit
 from ..formats.lms import Export
 from ..formats.text import lesson_errors, to_text
 from ..sandbox.clock import WALL_FACTOR
-from ..sandbox.wardens import choose_level, processes_missing
+from ..sandbox.wardens import processes_missing, settle
 from .export import class_report_of, write_class_report
 from .stream import Verdict, read_answer
 
@@ -387,7 +387,8 @@ def main(
         raise IsolationRefused(
             f"batch runs on Linux and macOS ({missing} is missing here); grade one file with grade"
         )
-    isolation = choose_level(settings.isolation, lesson.private)  # refused here, once, not for every student
+    settings = settle(settings, lesson.private)  # refused here, once, not for every student
+    isolation = settings.level
     limits = settings.limits
     suite = suite_hash(lesson, settings, isolation=isolation)
     if cluster is not None:  # its workers checked, before anything is written

@@ -19,6 +19,7 @@ from ..engine.run import run_checks
 from ..formats.json_report import to_dict
 from ..formats.table import to_table
 from ..formats.text import lesson_errors
+from ..sandbox.wardens import settle
 
 
 def entries(lesson: Lesson, folder: Path | None) -> list[tuple[str, Intake | Path]]:
@@ -47,6 +48,7 @@ def main(*, lesson: Lesson, settings: Settings, folder: Path | None = None, fmt:
     """Grade every entry and print the table, or a JSON object of reports (progress on stderr)."""
     if folder is not None and not Path(folder).is_dir():
         raise FileNotFoundError(f"{folder} is not a folder of submissions")
+    settings = settle(settings, lesson.private)  # the level, decided once for every row
     rows = []
     for label, submission in entries(lesson, folder):
         shown = submission.shown if isinstance(submission, Intake) else str(submission)

@@ -96,7 +96,7 @@ from ..formats.json_report import from_dict, to_dict
 from ..formats.lms import Export, Layout, read_roster, table
 from ..formats.queue import Queue
 from ..sandbox.clock import WALL_FACTOR
-from ..sandbox.wardens import choose_level, processes_missing
+from ..sandbox.wardens import processes_missing, settle
 from .batch import GRACE, Entry, Grader, gradebook_row, stream_options, suite_hash
 
 #: Seconds an idle grading thread waits for the next upload before it looks at the queue again.
@@ -561,7 +561,8 @@ def main(
         raise IsolationRefused(f"serve runs on Linux and macOS ({missing} is missing here)")
     data = Path(data)
     data.mkdir(parents=True, exist_ok=True)
-    isolation = choose_level(settings.isolation, lesson.private)
+    settings = settle(settings, lesson.private)
+    isolation = settings.level
     service = Service(
         data=data,
         lesson=lesson,

@@ -19,6 +19,7 @@ that source. An answer is an :class:`Answer`, one JSON line
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import sys
@@ -36,6 +37,7 @@ from ..core.settings import Settings
 from ..engine import replay
 from ..engine.run import predraw, prepare, prepare_sandbox, run_checks
 from ..formats.json_report import from_dict, to_dict
+from ..sandbox.wardens import settle
 from .zygote import run_forked
 
 #: The answer when a file is not what the batch took in.
@@ -94,11 +96,15 @@ def read_answer(line: bytes) -> Answer:
 def main(*, lesson: Lesson, settings: Settings) -> int:
     """Answer until stdin closes, grading for ``lesson`` as ``settings`` say, each submission in
     a child of its own."""
+    settings = settle(settings, lesson.private)  # the level, decided once for every child
     prepare(lesson, settings)  # before any submission: what every child starts from
     scratch = Path(tempfile.mkdtemp(prefix="grader-children-"))
     out = sys.stdout.buffer
     try:
         prime(lesson, settings, scratch=scratch)
+        # what every child starts from is set aside for good: a child's collections do not walk
+        # it (nor write to its pages, which stay shared with this process)
+        gc.freeze()
         for line in sys.stdin:
             if not line.strip():
                 continue

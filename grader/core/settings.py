@@ -83,7 +83,7 @@ class Settings:
     """How one run grades."""
 
     isolation: Isolation = Isolation.AUTO
-    """Asked for: ``auto`` is turned into a level once, by :func:`grader.sandbox.wardens.choose_level`."""
+    """Asked for (``auto``: the best level the machine offers); the run grades at :attr:`level`."""
     limits: Limits = field(default_factory=Limits)
     profile: Profile = Profile.GRADING
     max_examples: int | None = None
@@ -95,6 +95,10 @@ class Settings:
     replay: bool = True
     """Whether a property's examples, once drawn in this process, are replayed as a plain loop
     (Hypothesis runs only for a property that fails); off: every property runs under Hypothesis."""
+    level: Isolation | None = None
+    """The level the run grades at: :attr:`isolation` decided (never ``auto``), once, where the
+    run starts (:func:`grader.sandbox.wardens.settle`, which refuses a level that may not run
+    there); None until then."""
 
     @property
     def examples(self) -> int:

@@ -24,7 +24,7 @@ from ..core.lesson import Lesson
 from ..core.pictures import Heatmap, heatmap
 from ..core.results import NOT_RUN, LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation, Settings
-from ..sandbox.wardens import WardenFault, WardenLost, choose_level, warm
+from ..sandbox.wardens import WardenFault, WardenLost, settle, warm
 from . import replay
 from .feedback import Outcome, counterexample_of, flaky, outcome_of, paragraph
 from .marks import grading_of
@@ -514,6 +514,7 @@ def run_checks(
     # Open the submission first: a sandboxed worker boots while pytest collects the checks.
     if shown is None:
         shown = submission.shown if isinstance(submission, Intake) else one_line(str(submission))
+    settings = settle(settings, lesson.private)  # the level, decided here unless it was before
     opened = Submission(submission, lesson=lesson, settings=settings)
     collector = Collector(lesson, settings, opened)
     args = [
@@ -634,7 +635,7 @@ def predraw(lesson: Lesson, settings: Settings) -> int:
     that each child forked from it only calls the checks on them; returns how many examples.
     For a zygote, after it adopted its examples and before any child (a child's copy of them
     is its own)."""
-    if not settings.replay or choose_level(settings.isolation, lesson.private) is Isolation.NONE:
+    if not settings.replay or settle(settings, lesson.private).level is Isolation.NONE:
         return 0
     drawer = _Predraw(settings)
     args = [*pytest_arguments(lesson, None), "--collect-only"]
@@ -652,7 +653,7 @@ def predraw(lesson: Lesson, settings: Settings) -> int:
 def prepare_sandbox(lesson: Lesson, settings: Settings) -> None:
     """Start the sandbox ``settings`` grade ``lesson`` in, unless it runs already (none at the
     ``none`` level)."""
-    level = choose_level(settings.isolation, lesson.private)
+    level = settle(settings, lesson.private).level
     if level is not Isolation.NONE:
         try:
             warm(level.value, settings.limits.memory)

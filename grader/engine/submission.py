@@ -40,7 +40,7 @@ from ..core.scope import reference_calls
 from ..core.settings import Isolation, Settings
 from ..sandbox.inprocess import InProcess, Refused
 from ..sandbox.session import Sandboxed
-from ..sandbox.wardens import choose_level
+from ..sandbox.wardens import settle
 from ..worker import compile_source, describe_signature, signature_text
 
 
@@ -198,7 +198,7 @@ class Submission:
         )
         # without a reference, the stubs: they share every signature
         self.reference = helpers or load_reference(lesson.stubs, lesson.exercises)
-        level = choose_level(settings.isolation, lesson.private)
+        level = settle(settings, lesson.private).level
         try:
             if isinstance(submission, IntakeError):
                 raise submission

@@ -30,6 +30,7 @@ closed; output dropped.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import os
 import secrets
@@ -47,7 +48,7 @@ import numpy as np
 
 from .. import worker
 from ..core.errors import IsolationRefused
-from ..core.settings import Isolation
+from ..core.settings import Isolation, Settings
 from ..worker import Channel, WireError, encode
 from .clock import WALL_FACTOR
 
@@ -130,6 +131,16 @@ def _can_change_user() -> bool:
     return all(hasattr(os, name) for name in ("setresuid", "setresgid", "getresuid")) and bool(
         shutil.which("setpriv")
     )
+
+
+def settle(settings: Settings, private: tuple[Path, ...]) -> Settings:
+    """``settings`` with the level to grade at decided from what was asked for
+    (:func:`choose_level`; IsolationRefused where it may not run); settings already settled come
+    back as they are. Every part of a run reads its level through here: it is decided once, by
+    the first, and never again."""
+    if settings.level is not None:
+        return settings
+    return dataclasses.replace(settings, level=choose_level(settings.isolation, private))
 
 
 def choose_level(requested: Isolation, private: tuple[Path, ...]) -> Isolation:
