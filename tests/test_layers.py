@@ -143,3 +143,25 @@ def test_no_private_name_is_imported_from_another_module():
                     if alias.name.startswith("_") and not alias.name.endswith("__")
                 ]
     assert not reached, "\n".join(reached)
+
+
+def test_every_executor_has_the_executors_face():
+    """In this process, in a sandbox or not at all: the engine runs a student's calls through
+    one face (grader.sandbox.Executor), whichever runs them."""
+    import inspect
+
+    from grader.sandbox import Executor
+    from grader.sandbox.inprocess import InProcess, Refused
+    from grader.sandbox.session import Sandboxed
+
+    face = {name for name, _ in inspect.getmembers(Executor) if not name.startswith("_")}
+    assert face >= {"problem", "signatures", "call", "audited_call", "close"}
+    for executor in (InProcess, Sandboxed, Refused):
+        have = {name for name, _ in inspect.getmembers(executor)} | set(executor.__annotations__)
+        missing = face - have - {"problem", "signatures", "isolation"}  # set in __init__ where not a property
+        assert not missing, (executor.__name__, missing)
+        for method in ("call", "audited_call"):
+            assert inspect.signature(getattr(executor, method)) == inspect.signature(
+                getattr(Executor, method)
+            )
+    assert isinstance(Refused("a problem", InProcess.isolation), Executor)

@@ -38,6 +38,7 @@ from ..core.intake import Intake, IntakeError, open_submission
 from ..core.lesson import Lesson
 from ..core.scope import reference_calls
 from ..core.settings import Isolation, Settings
+from ..sandbox import Executor
 from ..sandbox.inprocess import InProcess, Refused
 from ..sandbox.session import Sandboxed
 from ..sandbox.wardens import settle
@@ -81,7 +82,7 @@ def _recorded(arguments: dict, outcome) -> Call:
 class StudentView:
     """The student's functions as one exercise's checks see them."""
 
-    def __init__(self, executor, exercise: str, reference: dict, replace=lambda: None):
+    def __init__(self, executor: Executor, exercise: str, reference: dict, replace=lambda: None):
         self._executor = executor
         self._exercise = exercise
         self._replace = replace  # () -> the other graded functions the reference must stand in for
@@ -199,6 +200,7 @@ class Submission:
         # without a reference, the stubs: they share every signature
         self.reference = helpers or load_reference(lesson.stubs, lesson.exercises)
         level = settle(settings, lesson.private).level
+        self.executor: Executor
         try:
             if isinstance(submission, IntakeError):
                 raise submission

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..core.errors import StudentTimeout, Unfinished
+from ..core.errors import Failure, StudentError, StudentTimeout, Unfinished
 from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
@@ -279,6 +279,12 @@ class Refused:
         self.problem = problem
         self.isolation = isolation
         self.signatures: dict = {}
+
+    def call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
+        """Nothing runs: the call fails with the submission's problem, as every check does."""
+        raise StudentError(self.problem, kind=Failure.LOAD)
+
+    audited_call = call
 
     def close(self) -> None:
         pass
