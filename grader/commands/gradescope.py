@@ -31,7 +31,7 @@ from ..core.lesson import Lesson
 from ..core.settings import Isolation, resolve
 from ..engine.run import run_checks
 from ..formats.gradescope import failure, to_gradescope
-from ..sandbox.wardens import best_level, settle
+from ..sandbox.wardens import best_level
 from .release import grader_files, lesson_files
 
 SETUP = """#!/usr/bin/env bash
@@ -108,7 +108,7 @@ def run(*, lesson: Lesson, root: Path) -> int:
         # the upload may keep the student's folders: the lesson's file anywhere in it, else its one
         # notebook (a link is refused, never followed)
         intake, file = take_in(root / "submission", lesson.filename, nested=True)
-        settings = settle(resolve("gradescope-run", isolation=isolation()), lesson.private)
+        settings = resolve("gradescope-run", isolation=isolation())
         report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
         if report.busy:  # the machine was too busy: once more before saying so
             report = run_checks(intake, lesson=lesson, settings=settings, shown=str(file))
