@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 
-from .support import ATTENTION, grader_outside, python
+from .support import ATTENTION, ON_TOY, TOY, grader_outside, python
 
 #: Seconds after which a command that should take a few counts as hung.
 HUNG = 180
@@ -90,21 +90,14 @@ def test_two_ids_never_share_a_report(tmp_path):
     second id spelled exactly like that file name each keep a report of their own."""
     twin = "a_b-" + hashlib.sha256(b"a b").hexdigest()[:8]
     klass = tmp_path / "class"
-    for student, source in (("a b", ATTENTION.solution), (twin, ATTENTION.stubs)):
+    for student, source in (("a b", TOY.solution), (twin, TOY.stubs)):
         (klass / student).mkdir(parents=True)
-        shutil.copy(source, klass / student / "attention.py")
+        shutil.copy(source, klass / student / TOY.filename)
     done = python(
-        "batch",
-        "--lesson",
-        "attention",
-        str(klass),
-        "--out",
-        str(tmp_path / "gradebook.csv"),
-        "--max-examples",
-        "2",
+        "batch", *ON_TOY, str(klass), "--out", str(tmp_path / "gradebook.csv"), "--max-examples", "2"
     )
     assert done.returncode == 0, done.stderr[-2000:]
     reports = sorted((tmp_path / "gradebook_reports").glob("*.json"))
     assert len(reports) == 2, reports
     scores = sorted(json.loads(p.read_text())["score"] for p in reports)
-    assert scores == [0, 100]
+    assert scores == [0, 14]

@@ -17,7 +17,7 @@ from grader.formats.gradebook import Gradebook, Row
 from grader.formats.table import to_table
 from grader.formats.text import to_text
 
-from .support import ATTENTION, ROOT
+from .support import ATTENTION, ON_TOY, ROOT, TOY
 
 #: What a terminal acts on: escape, bell, carriage return, the one-byte CSI, backspace.
 RAW = ("\x1b", "\x07", "\r", "\x9b", "\x08")
@@ -232,14 +232,15 @@ def test_gradebook_csv_keeps_formula_ids_as_text(tmp_path):
 
 
 def test_batch_exports_formula_folder_names_as_text(tmp_path):
-    """Folder names are chosen by students: graded for real, exported as text."""
+    """Folder names are chosen by students: graded for real (the toy lesson's stubs), exported
+    as text."""
     folder = tmp_path / "class"
     for student in FOLDERS:
         (folder / student).mkdir(parents=True)
-        (folder / student / "attention.py").write_bytes(ATTENTION.stubs.read_bytes())
+        (folder / student / TOY.filename).write_bytes(TOY.stubs.read_bytes())
     out = tmp_path / "grades" / "gradebook.csv"
-    done = _grader(tmp_path, "batch", "--lesson", "attention", str(folder), "--out", str(out), "--jobs", "1")
+    done = _grader(tmp_path, "batch", *ON_TOY, str(folder), "--out", str(out), "--jobs", "1")
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     rows = _read_csv(out)
     assert sorted(rows) == sorted("'" + s for s in FOLDERS)
-    assert all(row[:2] == ["0", "100"] for row in rows.values())
+    assert all(row[:2] == ["0", "14"] for row in rows.values())
