@@ -9,10 +9,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grader.core.lesson import Course, Lesson
+from grader.core.settings import STORE_VARIABLE
 
 #: The project's own course, and its lesson.
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +55,19 @@ def _compiled_ahead() -> None:
 
 
 _compiled_ahead()
+
+
+def _suite_store() -> None:
+    """Every grader the suite starts keeps its examples (:mod:`grader.engine.store`) in one
+    folder of this run's, shared by the test workers and never the user's own: a run starts
+    with nothing kept, whatever the machine ran before, and later grades replay what earlier
+    ones drew (a test of the store itself chooses its own folder)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"{os.getpid()}"
+    folder = Path(tempfile.gettempdir()) / f"grader-suite-store-{os.geteuid()}-{run}"
+    os.environ.setdefault(STORE_VARIABLE, str(folder))
+
+
+_suite_store()
 
 
 def composed(override: Path, lesson: Lesson = ATTENTION) -> str:

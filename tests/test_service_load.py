@@ -20,6 +20,8 @@ import pytest
 
 from benchmarks.service import KINDS, Service, run_clients
 
+from . import support  # noqa: F401 - the suite's own store of examples, for the service's graders
+
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 

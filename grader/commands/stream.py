@@ -35,7 +35,7 @@ from ..core.lesson import Lesson
 from ..core.results import Report
 from ..core.settings import Settings
 from ..engine import replay
-from ..engine.run import predraw, prepare, prepare_sandbox, run_checks
+from ..engine.run import keep_on_disk, predraw, prepare, prepare_sandbox, run_checks
 from ..formats.json_report import from_dict, to_dict
 from ..sandbox.wardens import settle
 from .zygote import run_forked
@@ -141,6 +141,7 @@ def prime(lesson: Lesson, settings: Settings, *, scratch: Path) -> int:
         return 0
     finally:
         prepare_sandbox(lesson, settings)  # started again if the child's was not taken back
+    keep_on_disk(lesson, settings)  # the child wrote them; no later child writes them again
     predraw(lesson, settings)  # each child only calls the checks on the examples
     return adopted
 

@@ -71,7 +71,7 @@ def _content(path: Path) -> bytes:
             os.close(fd)
 
 
-def _tree(folder: Path) -> list[Path]:
+def files_under(folder: Path) -> list[Path]:
     """Every file under ``folder``, links to folders followed once each, in a fixed order."""
     found, seen = [], set()
 
@@ -128,8 +128,25 @@ def _module_files(path: Path, node: ast.Import | ast.ImportFrom, bases: list[Pat
     return files
 
 
-def _imported(root: Path, path: Path, text: bytes) -> list[Path]:
-    """The course files (under ``root``) that the Python file ``path`` imports."""
+def _imports(tree: ast.AST):
+    """The import statements of a module, wherever they are (in a function, a class, a branch):
+    only statements are walked, never the expressions that make most of a tree."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                todo.extend(child for child in inner if isinstance(child, ast.AST))
+
+
+def _imported(root: Path, path: Path, text: bytes, probed: dict | None = None) -> list[Path]:
+    """The course files (under ``root``) that the Python file ``path`` imports. ``probed``, if
+    given, gets every course path looked at, found or not (a new file there could change what
+    the import finds)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -137,25 +154,34 @@ def _imported(root: Path, path: Path, text: bytes) -> list[Path]:
     bases = [root, _import_base(path)]
     inside = os.path.normpath(root) + os.sep
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for file in _module_files(path, node, bases):
-                file = Path(os.path.normpath(file))
-                if str(file).startswith(inside) and file.is_file():
-                    found.append(file)
+    for node in _imports(tree):
+        for file in _module_files(path, node, bases):
+            where = os.path.normpath(file)
+            if where.startswith(inside):
+                there = os.path.isfile(where)
+                if probed is not None:
+                    probed.setdefault(where, there)
+                if there:
+                    found.append(Path(where))
     return found
 
 
-def lesson_files(lesson: Lesson) -> list[Path]:
+def lesson_files(lesson: Lesson, probed: dict | None = None) -> list[Path]:
     """Every file that decides how ``lesson`` grades, in a fixed order: the reference (else the
     stubs), every file under the checks, the files pytest reads on the way to them, and the course's
-    Python files that any of those imports (the imports followed as far as they lead)."""
+    Python files that any of those imports (the imports followed as far as they lead). ``probed``,
+    if given, gets every path looked at on the way (path -> whether a file was there)."""
     root = lesson.root
-    start = [lesson.source, *_tree(lesson.checks)]
+    start = [lesson.source, *files_under(lesson.checks)]
     folder = lesson.checks
     while folder != root and root in folder.parents:
         folder = folder.parent
-        start += [folder / name for name in _ON_THE_WAY if (folder / name).is_file()]
+        for name in _ON_THE_WAY:
+            there = (folder / name).is_file()
+            if probed is not None:
+                probed.setdefault(os.path.normpath(folder / name), there)
+            if there:
+                start.append(folder / name)
     todo, taken = list(start), {}
     while todo:
         path = todo.pop()
@@ -163,8 +189,10 @@ def lesson_files(lesson: Lesson) -> list[Path]:
         if key in taken:
             continue
         taken[key] = path
+        if probed is not None:
+            probed[key] = True
         if path.suffix == ".py":
-            todo += _imported(root, path, _content(path))
+            todo += _imported(root, path, _content(path), probed)
     return [taken[key] for key in sorted(taken)]
 
 
@@ -184,7 +212,7 @@ def grader_digest(package: Path | None = None) -> str:
     or ``package``), read once per run."""
     package = PACKAGE if package is None else package
     digest = hashlib.sha256(b"grader\0")
-    _files_digest(digest, _tree(package), package)
+    _files_digest(digest, files_under(package), package)
     return digest.hexdigest()
 
 
@@ -224,5 +252,12 @@ def fingerprint(
         "grader": grader if grader is not None else grader_digest(),
     }
     digest.update(json.dumps(run, sort_keys=True).encode() + b"\0")
-    _files_digest(digest, lesson_files(lesson), lesson.root)
+    digest.update(lesson_digest(lesson).encode())
+    return digest.hexdigest()
+
+
+def lesson_digest(lesson: Lesson, probed: dict | None = None) -> str:
+    """The digest of :func:`lesson_files` (their names and contents); ``probed``: as there."""
+    digest = hashlib.sha256(b"lesson files\0")
+    _files_digest(digest, lesson_files(lesson, probed), lesson.root)
     return digest.hexdigest()

@@ -29,6 +29,25 @@ EXPLORE_EXAMPLES = 400
 #: Set to 0 (or off, no, false) to grade every property under Hypothesis's engine, without
 #: replaying the examples it drew before (see :mod:`grader.engine.replay`).
 REPLAY_VARIABLE = "GRADER_REPLAY"
+#: The folder where the examples replay uses are kept between runs (:mod:`grader.engine.store`),
+#: or off; unset: ``grader/replay`` in the user's cache folder ($XDG_CACHE_HOME, else ~/.cache).
+STORE_VARIABLE = "GRADER_REPLAY_STORE"
+
+
+def _store_folder(environ) -> str | None:
+    """Where the kept examples are stored, as ``environ`` says (None: nowhere)."""
+    asked = environ.get(STORE_VARIABLE, "").strip()
+    if asked.lower() in ("0", "off", "no", "false"):
+        return None
+    if asked:
+        return os.path.abspath(os.path.expanduser(asked))
+    cache = environ.get("XDG_CACHE_HOME", "").strip()
+    if not cache or not os.path.isabs(cache):  # the XDG rule: a relative value is ignored
+        home = environ.get("HOME", "").strip() or os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        cache = os.path.join(home, ".cache")
+    return os.path.join(cache, "grader", "replay")
 
 
 class Isolation(StrEnum):
@@ -95,6 +114,9 @@ class Settings:
     replay: bool = True
     """Whether a property's examples, once drawn in this process, are replayed as a plain loop
     (Hypothesis runs only for a property that fails); off: every property runs under Hypothesis."""
+    store: str | None = None
+    """The folder where replay's examples are kept between runs (:mod:`grader.engine.store`);
+    None: kept only in the process that drew them."""
     level: Isolation | None = None
     """The level the run grades at: :attr:`isolation` decided (never ``auto``), once, where the
     run starts (:func:`grader.sandbox.wardens.settle`, which refuses a level that may not run
@@ -151,6 +173,7 @@ def resolve(
             raise ValueError(f"{REPLAY_VARIABLE} must be on or off, got {asked!r}")
         replay = asked not in ("0", "off", "no", "false")
     return Settings(
+        store=_store_folder(environ) if replay else None,
         isolation=chosen,
         limits=Limits(
             call_timeout=DEFAULT_CALL_TIMEOUT if call_timeout is None else float(call_timeout),

@@ -61,7 +61,19 @@ try:  # private: see the module's text
 except ImportError:  # pragma: no cover - a release outside the range refuses to start anyway
     _control = _local_settings = _ConjectureData = _deterministic_PRNG = None
 
-__all__ = ["COUNTS", "Tape", "adopt", "forget", "handed", "kept", "predraw", "run", "supported"]
+__all__ = [
+    "COUNTS",
+    "Tape",
+    "adopt",
+    "adopt_items",
+    "forget",
+    "handed",
+    "items",
+    "kept",
+    "predraw",
+    "run",
+    "supported",
+]
 
 #: The examples of each property that passed under the engine in this process: key -> the
 #: choices of each example, in the order the engine ran them.
@@ -117,6 +129,18 @@ def adopt(data: bytes) -> int:
         items = marshal.loads(data)
     except (EOFError, ValueError, TypeError) as err:
         raise ValueError(f"kept examples could not be read ({err})") from None
+    return adopt_items(items)
+
+
+def items() -> tuple:
+    """Every kept example, in :func:`handed`'s shape (key, examples)."""
+    return tuple(_KEPT.items())
+
+
+def adopt_items(items) -> int:
+    """Keep ``items`` (in :func:`handed`'s shape, from wherever they were read: a child of this
+    process, the store on disk), all or nothing: anything not of their exact shape is refused
+    whole (ValueError). Returns how many properties were adopted."""
     adopted = {}
     for item in items if isinstance(items, tuple) else [None]:
         if not (isinstance(item, tuple) and len(item) == 2):

@@ -29,6 +29,7 @@ from . import replay
 from .feedback import Outcome, counterexample_of, flaky, outcome_of, paragraph
 from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
+from .store import open_store
 from .submission import StudentView, Submission
 from .upkeep import no_local_constants, numpy_generator_left_alone
 
@@ -516,6 +517,9 @@ def run_checks(
         shown = submission.shown if isinstance(submission, Intake) else one_line(str(submission))
     settings = settle(settings, lesson.private)  # the level, decided here unless it was before
     opened = Submission(submission, lesson=lesson, settings=settings)
+    store = open_store(lesson, settings)  # the examples drawn by earlier runs (sandboxed only)
+    if store is not None:
+        store.load()
     collector = Collector(lesson, settings, opened)
     args = [
         *pytest_arguments(lesson, checks),
@@ -546,6 +550,8 @@ def run_checks(
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])
         raise GraderError(f"pytest stopped with exit code {int(code)}:\n{tail}")
+    if store is not None and not opened.runs_here:
+        store.save()  # what this run's engine drew, for the next run
     return Report(
         submission=shown,
         tests=tuple(collector.results),
@@ -607,6 +613,16 @@ def prepare(lesson: Lesson, settings: Settings) -> None:
     submission pays for these once; each child starts from this very state."""
     suite_points(lesson)
     prepare_sandbox(lesson, settings)
+    store = open_store(lesson, settle(settings, lesson.private))
+    if store is not None:
+        store.load()  # each child starts with the examples kept on disk
+
+
+def keep_on_disk(lesson: Lesson, settings: Settings) -> int:
+    """Write to the store the examples this process keeps of ``lesson`` that it lacks (a
+    process that adopted them from a child: :func:`grader.engine.replay.adopt`); how many."""
+    store = open_store(lesson, settle(settings, lesson.private))
+    return 0 if store is None else store.save()
 
 
 class _Predraw:

@@ -1,0 +1,394 @@
+"""Keep each property's examples between runs, on disk: a single ``grade`` replays them too.
+
+:mod:`grader.engine.replay` keeps, in memory, the choices Hypothesis's engine drew for every
+property that passed in a run where the student's code did not run in the grading process (a
+few numbers per example, from which the checks' strategies rebuild every array). This module
+writes them, after such a run, to a file of the store (:attr:`Settings.store`) and reads them
+back at the start of the next run that grades the same lesson in the same way, so that the
+next process replays instead of drawing: examples drawn once per lesson, checks and versions.
+
+The file is named by a key that changes whenever anything that decides the examples changes
+(:func:`store_key`): the lesson's checks and every course file they import (the reference too,
+as a batch's fingerprint takes it), the grader's own files, the Python, Hypothesis, numpy and
+pytest releases, the number of examples, the profile and the isolation level. Reading those
+files for every run would cost more than replay saves, so the key is remembered beside the
+store with the size, time and inode of every file it read (and the paths it looked at and found
+nothing): as long as none of them changed, the key is the one they gave, as ``make`` and
+Python's own bytecode cache decide.
+
+What it is, and why that is safe:
+
+* The grading side's own state, as trusted as the grader's installed files and the course's
+  checks: written only by the grading process (replay's rule: never after a run whose student
+  code ran in this process), and used only where the student's code cannot reach it: at the
+  ``namespaces`` level (a sandbox's filesystem does not hold it) and at the ``process`` level
+  as root (the student's code runs as a user of its own, who can neither read nor write it).
+  At the ``process`` level as an ordinary user, the student's code runs as the grader's own
+  user, so no store is read or written there.
+* Read only where this user made it: the folder and each file owned by the grader's user, not
+  a link, readable and writable by nobody else (hidden checks' examples are in it), a regular
+  file of at most :data:`MAX_FILE` bytes opened without following a link; its text is JSON of a
+  fixed shape (numbers, strings and lists), checked whole by :func:`grader.engine.replay.adopt`
+  before anything is used. Anything else is ignored (a word on stderr), and the run draws its
+  examples under the engine, as without a store: a store can make a grade faster, never
+  different.
+* Outside every course (by default the user's cache folder): a release, a Gradescope bundle or
+  an nbgrader course never holds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+import hypothesis
+import numpy
+import pytest
+
+from ..core.fingerprint import files_under, grader_digest, lesson_digest
+from ..core.installed import PACKAGE
+from ..core.lesson import Lesson
+from ..core.settings import Isolation, Settings
+from . import replay
+
+__all__ = ["MAX_FILE", "Store", "open_store", "store_key"]
+
+#: The format of the files (a change of it is a new key).
+FORMAT = 1
+#: Largest file of the store read (a lesson's examples take about a fifth of a MiB).
+MAX_FILE = 16 << 20
+#: Files kept in the store folder; past it, the oldest are removed.
+MAX_FILES = 64
+#: Digests remembered (the grader's, and one per lesson folder); past it, the oldest go.
+MAX_REMEMBERED = 16
+#: The file remembering which files gave which key.
+_MEMO = "keys.json"
+
+
+# ----------------------------------------------------------------------------- the folder
+
+
+def _private_folder(folder: Path, *, create: bool) -> bool:
+    """Whether ``folder`` is a folder of this user's that nobody else may enter (made so, with
+    its parents, if ``create``)."""
+    if create:
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError:
+            return False
+    try:
+        info = os.lstat(folder)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        return False
+    if info.st_mode & 0o077:
+        if not create:
+            return False
+        try:
+            os.chmod(folder, 0o700)  # ours: made private before anything is written there
+        except OSError:
+            return False
+    return True
+
+
+def _read(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a private regular file of this user's of at most
+    :data:`MAX_FILE` bytes; else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_uid != os.geteuid()
+            or info.st_mode & 0o077
+            or info.st_size > MAX_FILE
+        ):
+            return None
+        chunks, left = [], MAX_FILE + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= MAX_FILE else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _write(folder: Path, name: str, data: bytes) -> None:
+    """Write ``folder/name`` whole or not at all (another process may read it meanwhile)."""
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".writing-")  # private: 0600
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, folder / name)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _prune(folder: Path) -> None:
+    """Keep the :data:`MAX_FILES` newest files of examples (old keys are never read again)."""
+    try:
+        files = [e for e in os.scandir(folder) if e.name.endswith(".json") and e.name != _MEMO]
+        if len(files) <= MAX_FILES:
+            return
+        files.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns)
+        for entry in files[: len(files) - MAX_FILES]:
+            os.unlink(entry.path)
+    except OSError:
+        pass
+
+
+# ----------------------------------------------------------------------------- the key
+
+
+def _stat(path: str) -> list | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev]
+
+
+def _remembered(memo: dict, name: str, listed: list[str], compute) -> str:
+    """The digest ``compute(probed)`` gives, remembered in ``memo[name]`` with the state of every
+    path it looked at: reused while each is as it was and every path of ``listed`` (what a
+    walk finds now) is among them; else computed again."""
+    entry = memo.get(name)
+    if (
+        isinstance(entry, dict)
+        and isinstance(entry.get("paths"), dict)
+        and isinstance(entry.get("digest"), str)
+    ):
+        paths = entry["paths"]
+        if all(path in paths for path in listed) and all(_stat(path) == then for path, then in paths.items()):
+            return entry["digest"]
+    probed: dict[str, bool] = {}
+    digest = compute(probed)
+    memo.pop(name, None)
+    memo[name] = {"paths": {path: _stat(path) for path in sorted(probed)}, "digest": digest}
+    while len(memo) > MAX_REMEMBERED:
+        del memo[next(iter(memo))]  # the one computed longest ago
+    return digest
+
+
+def _lesson_listed(lesson: Lesson) -> list[str]:
+    """What :func:`grader.core.fingerprint.lesson_files` starts from (a new check file is seen)."""
+    return [os.path.normpath(p) for p in [lesson.source, *files_under(lesson.checks)]]
+
+
+def _grader_digest(probed: dict) -> str:
+    for path in files_under(PACKAGE):
+        probed[os.path.normpath(path)] = True
+    return grader_digest()
+
+
+def store_key(lesson: Lesson, settings: Settings, memo: dict) -> str:
+    """The name of the file ``lesson``'s examples are kept in, for a run with ``settings`` (its
+    level decided): every input of the examples, digested (see the module's text). ``memo``: the
+    remembered digests of files, updated where they changed."""
+    run = {
+        "format": FORMAT,
+        "python": sys.version,
+        "implementation": sys.implementation.cache_tag or "",
+        "hypothesis": hypothesis.__version__,
+        "numpy": numpy.__version__,
+        "pytest": pytest.__version__,
+        "examples": settings.examples,
+        "profile": str(settings.profile),
+        "level": str(settings.level),
+        "checks": str(lesson.checks),
+    }
+    grader = _remembered(memo, "grader", [os.path.normpath(p) for p in files_under(PACKAGE)], _grader_digest)
+    files = _remembered(
+        memo, f"lesson {lesson.checks}", _lesson_listed(lesson), lambda probed: lesson_digest(lesson, probed)
+    )
+    digest = hashlib.sha256(json.dumps(run, sort_keys=True).encode())
+    digest.update(f"\0{grader}\0{files}".encode())
+    return digest.hexdigest()[:40]
+
+
+# ----------------------------------------------------------------------------- the choices
+
+#: How a choice that JSON cannot carry exactly is written: [tag, hexadecimal].
+_FLOAT, _BYTES = "f", "b"
+
+
+def _encoded(choice):
+    if isinstance(choice, float):
+        return [_FLOAT, struct.pack(">d", choice).hex()]  # every bit: -0.0, NaN's payload
+    if isinstance(choice, bytes):
+        return [_BYTES, choice.hex()]
+    return choice  # bool, int, str
+
+
+def _decoded(choice):
+    if isinstance(choice, list):
+        if len(choice) != 2 or not all(isinstance(part, str) for part in choice):
+            raise ValueError("a choice of an unknown shape")
+        tag, text = choice
+        if tag == _FLOAT and len(text) == 16:
+            return struct.unpack(">d", bytes.fromhex(text))[0]
+        if tag == _BYTES:
+            return bytes.fromhex(text)
+        raise ValueError("a choice of an unknown kind")
+    return choice  # replay.adopt checks the rest
+
+
+def _dumped(items) -> bytes:
+    properties = [
+        [list(key), [[[_encoded(c) for c in choices], stop] for choices, stop in examples]]
+        for key, examples in items
+    ]
+    return json.dumps({"format": FORMAT, "properties": properties}, separators=(",", ":")).encode()
+
+
+def _loaded(data: bytes) -> tuple:
+    """The kept items of a file's bytes, in :func:`grader.engine.replay.handed`'s shape; ValueError
+    for anything else (replay.adopt checks the rest)."""
+    try:
+        whole = json.loads(data)
+    except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
+        raise ValueError(f"not JSON ({err})") from None
+    if (
+        not isinstance(whole, dict)
+        or whole.get("format") != FORMAT
+        or not isinstance(whole.get("properties"), list)
+    ):
+        raise ValueError("not a file of kept examples")
+    items = []
+    for prop in whole["properties"]:
+        if not (
+            isinstance(prop, list)
+            and len(prop) == 2
+            and isinstance(prop[0], list)
+            and isinstance(prop[1], list)
+        ):
+            raise ValueError("a kept property of an unknown shape")
+        examples = []
+        for example in prop[1]:
+            if not (isinstance(example, list) and len(example) == 2 and isinstance(example[0], list)):
+                raise ValueError("a kept example of an unknown shape")
+            examples.append((tuple(_decoded(c) for c in example[0]), example[1]))
+        items.append((tuple(prop[0]), tuple(examples)))
+    return tuple(items)
+
+
+# ----------------------------------------------------------------------------- a run's store
+
+
+class Store:
+    """The kept examples of one lesson, graded one way, in the store folder."""
+
+    def __init__(self, folder: Path, name: str, lesson: Lesson):
+        self.folder = folder
+        self.name = name
+        self.lesson = lesson
+        self.known: set[tuple] = set()  # the keys read from the file (or written to it)
+        self.loaded = False
+
+    def _mine(self, key: tuple) -> bool:
+        return bool(key) and key[0] == str(self.lesson.checks)
+
+    def load(self) -> int:
+        """Keep in this process (:func:`grader.engine.replay.adopt`) the examples of the store's
+        file; returns how many properties. A file that is not a private one of the right shape
+        is ignored whole (the engine draws, as without it). Read once per process."""
+        if self.loaded:
+            return 0
+        self.loaded = True
+        data = _read(self.folder / f"{self.name}.json")
+        if data is None:
+            return 0
+        try:
+            items = tuple(item for item in _loaded(data) if self._mine(item[0]))
+            adopted = replay.adopt_items(items)
+        except ValueError as err:
+            print(f"grader: the kept examples in {self.folder} were not used ({err})", file=sys.stderr)
+            return 0
+        self.known = {key for key, _ in items}
+        return adopted
+
+    def save(self) -> int:
+        """Write the examples of the lesson this process keeps and the file lacks (merged with
+        what the file holds now: another process may have written it); returns how many
+        properties were new. Never fails a grade: a store that cannot be written is skipped."""
+        mine = {key: examples for key, examples in replay.items() if self._mine(key)}
+        new = set(mine) - self.known
+        if not new:
+            return 0
+        data = _read(self.folder / f"{self.name}.json")
+        if data is not None:
+            try:
+                for key, examples in _loaded(data):
+                    if self._mine(key) and key not in mine:
+                        mine[key] = examples
+            except ValueError:
+                pass  # rewritten whole from what this process knows
+        try:
+            _write(
+                self.folder, f"{self.name}.json", _dumped(sorted(mine.items(), key=lambda kv: repr(kv[0])))
+            )
+            _prune(self.folder)
+        except OSError:
+            return 0
+        self.known = set(mine)
+        return len(new)
+
+
+#: The stores this process opened: (folder, lesson's checks, key of the settings) -> Store.
+_OPENED: dict[tuple, Store | None] = {}
+
+
+def open_store(lesson: Lesson, settings: Settings) -> Store | None:
+    """The store of ``lesson`` graded with ``settings`` (its level decided), or None where none
+    is used: replay off, no store folder, grading in the checker's own process (``none``), or a
+    folder that is not this user's private one. Opened once per process."""
+    if not settings.replay or settings.store is None or settings.level in (None, Isolation.NONE):
+        return None
+    if settings.level is Isolation.PROCESS and os.geteuid() != 0:
+        return None  # the student's code runs as this very user there: it could write the store
+    folder = Path(settings.store)
+    opened = (str(folder), str(lesson.checks), settings.examples, str(settings.profile), str(settings.level))
+    if opened in _OPENED:
+        return _OPENED[opened]
+    store = None
+    if _private_folder(folder, create=True):
+        try:
+            raw = _read(folder / _MEMO)
+            memo = json.loads(raw) if raw is not None else {}
+            memo = memo if isinstance(memo, dict) else {}
+        except (ValueError, RecursionError):
+            memo = {}
+        before = json.dumps(memo)
+        try:
+            name = store_key(lesson, settings, memo)
+        except Exception:  # noqa: BLE001 - a lesson's file that cannot be read: the run says so itself
+            name = None
+        if name is not None:
+            store = Store(folder, name, lesson)
+            if json.dumps(memo) != before:
+                try:
+                    _write(folder, _MEMO, json.dumps(memo).encode())
+                except OSError:
+                    pass
+    _OPENED[opened] = store
+    return store

@@ -1,0 +1,269 @@
+"""The store of examples (grader.engine.store): a second process replays what a first one's engine
+drew, with the same report; a change to what decides the examples is a new key; and a store file
+that this user did not make private (a link, a FIFO, a huge file, someone else's, one others may
+write) or of the wrong shape is ignored whole: the run draws under the engine, as without it.
+
+Each grading is a process of its own (the store is what outlives one); the toy lesson, sandboxed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.core.settings import STORE_VARIABLE, resolve
+from grader.sandbox.wardens import best_level
+
+from .support import TOY, TOY_BUGGY, TOY_COURSE
+
+pytestmark = pytest.mark.skipif(best_level() == "none", reason="the store serves sandboxed grading only")
+
+#: Grades one file of a lesson in a process of its own and prints what replay did and the report.
+GRADE = """
+import json, sys
+from pathlib import Path
+from grader.core.lesson import Course
+from grader.core.settings import resolve
+from grader.engine import replay
+from grader.engine.run import run_checks
+from grader.formats.json_report import to_dict
+course, name, path, command = sys.argv[1:5]
+lesson = Course.at(Path(course)).lesson(name)
+settings = resolve(command, lesson_exercises=lesson.exercises, lesson_name=name)
+report = to_dict(run_checks(Path(path), lesson=lesson, settings=settings))
+print(json.dumps({"counts": replay.COUNTS, "report": report}, sort_keys=True))
+"""
+
+
+def graded(store, path: Path = TOY.solution, *, course: Path = TOY_COURSE, command: str = "grade") -> dict:
+    env = {**os.environ, STORE_VARIABLE: str(store)}
+    done = subprocess.run(
+        [sys.executable, "-c", GRADE, str(course), "toy", str(path), command],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out["stderr"] = done.stderr
+    return out
+
+
+def kept_files(store: Path) -> list[Path]:
+    return sorted(p for p in store.glob("*.json") if p.name != "keys.json")
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory) -> tuple[Path, dict]:
+    """A store filled by one grade of the reference, and what that grade reported."""
+    store = tmp_path_factory.mktemp("filled") / "store"
+    first = graded(store)
+    assert first["counts"]["replayed"] == 0 and first["counts"]["engine"] > 0
+    return store, first
+
+
+def test_a_second_process_replays_what_the_first_kept_with_the_same_report(filled, tmp_path):
+    store, first = filled
+    (kept,) = kept_files(store)
+    assert stat.S_IMODE(store.stat().st_mode) == 0o700 and stat.S_IMODE(kept.stat().st_mode) == 0o600
+    again = graded(store)
+    assert again["counts"]["engine"] == 0 and again["counts"]["replayed"] == first["counts"]["engine"]
+    assert again["report"] == first["report"]
+    # a submission that fails: its passing properties replay, the failing ones run under the
+    # engine (with the replayed calls answered from the tape), and the report is the engine's
+    alone = graded(tmp_path / "empty", TOY_BUGGY)
+    replayed = graded(store, TOY_BUGGY)
+    assert alone["counts"]["replayed"] == 0
+    assert replayed["counts"]["replayed"] > 0 and replayed["report"] == alone["report"]
+
+
+def test_checking_in_the_students_own_process_neither_reads_nor_writes_the_store(filled, tmp_path):
+    store, _ = filled
+    here = graded(store, command="check")  # isolation none: the student's code in this process
+    assert here["counts"] == {"replayed": 0, "engine": 0, "answered": 0}  # replay off there, as before
+    fresh = tmp_path / "fresh"
+    graded(fresh, command="check")
+    assert not fresh.exists()
+
+
+def test_a_changed_check_is_a_new_key_and_an_unchanged_course_reuses_its_key(filled, tmp_path):
+    course = tmp_path / "toy"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    store = tmp_path / "store"
+    graded(store, course=course)
+    memo = (store / "keys.json").read_text()
+    again = graded(store, course=course)
+    assert again["counts"]["engine"] == 0 and (store / "keys.json").read_text() == memo
+    strategies = course / "tests" / "checks" / "toy" / "strategies.py"
+    strategies.write_text(strategies.read_text() + "\n# a comment changes no example, but the key\n")
+    changed = graded(store, course=course)
+    assert changed["counts"]["replayed"] == 0 and changed["counts"]["engine"] > 0
+    assert len(kept_files(store)) == 2
+    # a new file among the checks is seen too, without any file that was read changing
+    (course / "tests" / "checks" / "toy" / "helpers.py").write_text("SIZE = 3\n")
+    assert graded(store, course=course)["counts"]["replayed"] == 0
+
+
+@pytest.fixture(scope="module")
+def large_only(tmp_path_factory) -> Path:
+    """A toy file right on a property's smallest examples only: what cutting the kept examples
+    to each property's first would let through."""
+    path = tmp_path_factory.mktemp("large-only") / TOY.filename
+    path.write_text(
+        TOY.solution.read_text()
+        + "\n\n_right = center_tokens\n\n\ndef center_tokens(x):\n"
+        + "    return _right(x) if x.size <= 2 else _right(x) * 1.5\n"
+    )
+    return path
+
+
+def _poisoned(kept: Path) -> bytes:
+    """The kept examples of ``kept`` cut to each property's first: of the right shape, and what
+    would let a buggy file through if the store were believed."""
+    whole = json.loads(kept.read_text())
+    for prop in whole["properties"]:
+        prop[1] = prop[1][:1]
+    return json.dumps(whole).encode()
+
+
+def _planted(store: Path, name: str, how: str, data: bytes, elsewhere: Path) -> None:
+    target = store / name
+    target.unlink()
+    if how == "a link to a private file":
+        (elsewhere / "real.json").write_bytes(data)
+        os.chmod(elsewhere / "real.json", 0o600)
+        target.symlink_to(elsewhere / "real.json")
+    elif how == "a FIFO":
+        os.mkfifo(target, 0o600)
+    elif how == "64 GiB":
+        with open(target, "wb") as f:
+            f.truncate(64 << 30)
+        os.chmod(target, 0o600)
+    else:
+        target.write_bytes(data)
+        os.chmod(target, 0o600)
+        if how == "writable by others":
+            os.chmod(target, 0o666)
+        elif how == "another user's":
+            os.chown(target, 65534, 65534)
+
+
+PLANTED = ["a link to a private file", "a FIFO", "64 GiB", "writable by others", "another user's"]
+
+
+@pytest.mark.parametrize("how", PLANTED)
+def test_a_store_file_not_made_private_by_this_user_is_not_believed(filled, large_only, tmp_path, how):
+    if how == "another user's" and os.geteuid() != 0:
+        pytest.skip("only root can give a file to another user")
+    source, _ = filled
+    store = tmp_path / "store"
+    shutil.copytree(source, store)
+    (kept,) = kept_files(store)
+    alone = graded(tmp_path / "empty", large_only)
+    _planted(store, kept.name, how, _poisoned(kept), tmp_path)
+    planted = graded(store, large_only)
+    assert planted["counts"]["replayed"] == 0
+    assert planted["report"] == alone["report"]
+
+
+def test_the_store_is_the_grading_sides_own_state_so_a_poisoned_private_file_would_be_believed(
+    filled, large_only, tmp_path
+):
+    """What the checks above defend: the same poisoned content, in a file this user made private,
+    is replayed and lets the buggy file through. So the store must be as private as the grader's
+    own files, and is."""
+    source, _ = filled
+    store = tmp_path / "store"
+    shutil.copytree(source, store)
+    (kept,) = kept_files(store)
+    alone = graded(tmp_path / "empty", large_only)
+    kept.write_bytes(_poisoned(kept))
+    believed = graded(store, large_only)
+    assert believed["counts"]["replayed"] > 0
+    assert believed["report"]["score"] > alone["report"]["score"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{",
+        b"[]",
+        b'{"format": 1, "properties": [[["k"], [[{"a": 1}, null]]]]}',
+        b"\xff\xfe",
+        b"[" * 100000,
+    ],
+    ids=["empty", "cut", "a list", "a choice of the wrong kind", "not UTF-8", "deeply nested"],
+)
+def test_a_store_file_of_the_wrong_shape_is_ignored_whole_in_words(filled, tmp_path, content):
+    source, _ = filled
+    store = tmp_path / "store"
+    shutil.copytree(source, store)
+    (kept,) = kept_files(store)
+    kept.write_bytes(content)
+    os.chmod(kept, 0o600)
+    out = graded(store)
+    assert out["counts"]["replayed"] == 0 and out["report"]["score"] == filled[1]["report"]["score"]
+    assert "Traceback" not in out["stderr"]
+    assert kept_files(store)  # rewritten from what the engine drew
+    assert graded(store)["counts"]["engine"] == 0
+
+
+def test_a_store_folder_someone_else_may_enter_is_made_private_or_left_alone(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o777)
+    os.chmod(mine, 0o777)
+    graded(mine)
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o700 and kept_files(mine)
+    link = tmp_path / "link"
+    link.symlink_to(mine)
+    assert graded(link)["counts"]["replayed"] == 0  # a folder that is a link is not used
+
+
+def test_where_the_store_is_resolved_once():
+    home = {"HOME": "/home/ada"}
+    assert resolve("grade", environ=home).store == "/home/ada/.cache/grader/replay"
+    assert (
+        resolve("grade", environ={**home, "XDG_CACHE_HOME": "/var/cache/ada"}).store
+        == "/var/cache/ada/grader/replay"
+    )
+    assert (
+        resolve("grade", environ={**home, "XDG_CACHE_HOME": "relative"}).store
+        == "/home/ada/.cache/grader/replay"
+    )
+    assert resolve("grade", environ={**home, STORE_VARIABLE: "off"}).store is None
+    assert resolve("grade", environ={**home, STORE_VARIABLE: "/srv/kept"}).store == "/srv/kept"
+    assert resolve("grade", environ={**home, "GRADER_REPLAY": "off"}).store is None
+
+
+def test_no_store_where_the_students_code_runs_as_the_graders_own_user(tmp_path, monkeypatch):
+    """At the process level as an ordinary user the student's code could write the store: none is
+    opened there (as root the student runs as a user of its own, and the store is used). The
+    ordinary user is played by a patched ``geteuid`` that owns the folder."""
+    from dataclasses import replace
+
+    from grader.core.settings import Isolation
+    from grader.engine import store
+
+    if os.geteuid() != 0:
+        pytest.skip("root plays the ordinary user by giving it the folder")
+    kept = tmp_path / "kept"
+    asked = resolve("grade", environ={STORE_VARIABLE: str(kept)})
+    store._OPENED.clear()
+    assert store.open_store(TOY, replace(asked, level=Isolation.PROCESS)) is not None  # as root
+    store._OPENED.clear()
+    os.chown(kept, 1000, 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert store.open_store(TOY, replace(asked, level=Isolation.NAMESPACES)) is not None  # the folder is its
+    store._OPENED.clear()
+    assert store.open_store(TOY, replace(asked, level=Isolation.PROCESS)) is None
+    assert store.open_store(TOY, replace(asked, level=Isolation.NONE)) is None
+    store._OPENED.clear()
