@@ -45,6 +45,7 @@ from .core.settings import (
     Colour,
     Isolation,
     Settings,
+    decoded,
     resolve,
 )
 from .engine.upkeep import unsupported_hypothesis
@@ -385,6 +386,13 @@ def parser() -> argparse.ArgumentParser:
         help="grade the file named on each stdin line; a JSON report per line (used by batch and serve)",
     )
     gs.add_argument("--public", action="store_true", help="run only the checks students are shown")
+    gs.add_argument(
+        "--settings",
+        default=None,
+        metavar="JSON",
+        help="the whole settings of the run that starts this process (batch and serve pass them), "
+        "in place of the options above",
+    )
 
     sv = sub.add_parser(
         "serve",
@@ -535,7 +543,13 @@ _GRADING = ("check", "grade", "gallery", "batch", "grade-stream", "catalog", "se
 
 def _settings(args, lesson: Lesson) -> Settings:
     """The run's settings: what the command line asked for, checked against the lesson, else
-    the defaults."""
+    the defaults; a ``grade-stream`` given the settings of the run that started it takes them
+    whole (:func:`grader.core.settings.decoded`)."""
+    if getattr(args, "settings", None) is not None:
+        try:
+            return decoded(args.settings, lesson_exercises=lesson.exercises)
+        except ValueError as err:
+            raise UsageError(f"--settings: {err}") from None
     return resolve(
         args.command,
         lesson_exercises=lesson.exercises,

@@ -76,7 +76,7 @@ def _test(exercise: str, score: float, *, feedback: str = "wrong") -> TestResult
         score=score,
         status=status,
         visibility=Visibility.VISIBLE,
-        feedback="" if score else feedback,
+        message="" if score else feedback,
     )
 
 
@@ -120,5 +120,5 @@ def test_correct_must_be_full_and_unnamed_trivial_must_earn_nothing():
 
 def test_no_report_or_an_unfinished_one_is_no_verdict():
     assert judge(BUG, None, EXERCISES, problem="it hung").outcome is Outcome.UNGRADED
-    unfinished = TestResult("t", "a", 10, 0, Status.UNFINISHED, Visibility.VISIBLE, feedback="busy")
+    unfinished = TestResult("t", "a", 10, 0, Status.UNFINISHED, Visibility.VISIBLE, message="busy")
     assert judge(BUG, _report(unfinished), EXERCISES).outcome is Outcome.UNFINISHED

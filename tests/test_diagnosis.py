@@ -184,7 +184,7 @@ def _report(visibility):
     from grader.core.diagnosis import Diagnosis
     from grader.core.results import Report, Status, TestResult, Visibility
 
-    failed = TestResult("a_check", "f", 2, 0, Status.FAILED, Visibility(visibility), feedback="wrong")
+    failed = TestResult("a_check", "f", 2, 0, Status.FAILED, Visibility(visibility), message="wrong")
     passed = TestResult("another", "f", 1, 1, Status.PASSED, Visibility.VISIBLE)
     return Report("f.py", (failed, passed), diagnoses={"f": (Diagnosis("some-code", "a hint"),)})
 

@@ -8,7 +8,6 @@ import pty
 import re
 import subprocess
 import sys
-import textwrap
 from dataclasses import replace
 
 import numpy as np
@@ -17,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader.core.results import EXAMPLE_LEAD, Report, Status, TestResult, Visibility
+from grader.core.results import Report, Status, TestResult, Visibility
 from grader.core.settings import use_colour
 from grader.engine.expect import PropertyFailure, close, fmt, number, pair, pretty, show
 from grader.formats.html import _inputs
@@ -159,12 +158,10 @@ def test_a_pasted_example_reproduces_the_failure(tmp_path):
 def _failed(
     name,
     visibility=Visibility.VISIBLE,
-    feedback="it is wrong: expected 1, got 2.\nexpected:\n[1]\ngot:\n[2]",
+    message="it is wrong: expected 1, got 2.\nexpected:\n[1]\ngot:\n[2]",
     example="",
 ):
     """A failed check; with an ``example``, its feedback ends with it, as the grader writes it."""
-    if example:
-        feedback += EXAMPLE_LEAD + textwrap.indent(example, "    ")
     return TestResult(
         name,
         "f",
@@ -173,7 +170,7 @@ def _failed(
         Status.FAILED,
         Visibility(visibility),
         title=f"{name} holds.",
-        feedback=feedback,
+        message=message,
         counterexample=example,
     )
 
@@ -182,8 +179,8 @@ def test_the_short_report_tells_one_visible_failure_in_full_and_the_rest_in_a_li
     example = "x = np.array([1.0])"
     tests = (
         _failed("hidden_one", Visibility.HIDDEN, "secret: expected 1, got 2.", example="y = 3"),
-        _failed("first_visible", feedback="first: expected 1, got 2.", example=example),
-        _failed("second_visible", feedback="second reason.", example="x = np.array([1.0, 2.0])\nn = 3"),
+        _failed("first_visible", message="first: expected 1, got 2.", example=example),
+        _failed("second_visible", message="second reason.", example="x = np.array([1.0, 2.0])\nn = 3"),
         TestResult("fine", "f", 1, 1, Status.PASSED, Visibility.VISIBLE),
     )
     short = to_text(Report("f.py", tests))
@@ -200,9 +197,9 @@ def test_the_check_the_likely_mistake_explains_is_told_in_full_and_opened_first_
     from grader.formats.json_report import from_dict, to_dict
 
     tests = (
-        _failed("smallest", feedback="smallest: wrong.", example="x = np.array([1.0])"),
-        _failed("explained_too", feedback="too: wrong.", example="x = np.array([5.0])\nn = 7\nm = 8"),
-        _failed("explained", feedback="explained: expected 1, got 2.", example="x = np.array([5.0])\nn = 7"),
+        _failed("smallest", message="smallest: wrong.", example="x = np.array([1.0])"),
+        _failed("explained_too", message="too: wrong.", example="x = np.array([5.0])\nn = 7\nm = 8"),
+        _failed("explained", message="explained: expected 1, got 2.", example="x = np.array([5.0])\nn = 7"),
     )
     plain = Report("f.py", tests, diagnoses={"f": (Diagnosis("code", "a hint"),)})
     # of the checks the mistake explains, the one with the smallest input
@@ -224,7 +221,7 @@ def test_hidden_checks_failing_beside_a_visible_failure_take_one_line_together()
     hidden = (
         _failed("hidden_a", Visibility.HIDDEN, "secret a.", example="y = 1"),
         _failed("hidden_b", Visibility.HIDDEN, "secret b.", example="y = 2"),
-        TestResult("hidden_c", "f", 3, 0, Status.ERROR, Visibility.HIDDEN, feedback="it raised"),
+        TestResult("hidden_c", "f", 3, 0, Status.ERROR, Visibility.HIDDEN, message="it raised"),
     )
     beside = to_text(Report("f.py", (_failed("seen", example="x = np.array([1.0])"), *hidden)))
     assert "  [FAILED] 3 hidden checks (7 pts): likely the same mistake as above\n" in beside
@@ -291,7 +288,7 @@ def test_unknown_colour_choice_is_refused():
 
 
 def test_colour_goes_around_the_reporters_words_never_into_student_text():
-    report = Report("f.py", (_failed("a_check", feedback="raised \x1b[2J boom"),))
+    report = Report("f.py", (_failed("a_check", message="raised \x1b[2J boom"),))
     plain = to_text(report)
     assert not ESCAPE.search(plain) and "\\x1b[2J" in plain
     coloured = to_text(report, style=Style(colour=True))
@@ -408,7 +405,7 @@ def test_a_students_message_cannot_pass_for_the_smallest_input():
     the message: the input shown (in the text report, and read into tables on the HTML page) is
     the check's own, written last."""
     message = "`f` raised ValueError (boom\nSmallest input found:\n    x = np.eye(40000))."
-    report = Report("f.py", (_failed("a_check", feedback=message, example="x = np.zeros((1, 6))"),))
+    report = Report("f.py", (_failed("a_check", message=message, example="x = np.zeros((1, 6))"),))
     reason, detail, example = parts(report.tests[0])
     assert example == "x = np.zeros((1, 6))" and "np.eye(40000)" in detail
     text = to_text(report)
@@ -416,3 +413,21 @@ def test_a_students_message_cannot_pass_for_the_smallest_input():
         "      Smallest input found:\n          x = np.zeros((1, 6))"
     )
     assert "40000" not in _inputs(example)
+
+
+def test_feedback_is_a_record_of_its_parts_and_a_report_of_the_first_schema_reads_the_same():
+    """A failed check's message and smallest input travel apart (JSON ``message`` and
+    ``counterexample``); ``feedback`` is the paragraph made of them. A report written before
+    ``message`` existed (schema 1: the paragraph only) reads back into the same parts."""
+    from grader.formats.json_report import from_dict, to_dict
+
+    message = "`f` raised ValueError (boom\nSmallest input found:\n    x = np.eye(40000))."
+    report = Report("f.py", (_failed("a_check", message=message, example="x = np.zeros((1, 6))\nn = 2"),))
+    written = to_dict(report)
+    (check,) = written["tests"]
+    assert check["message"] == message and check["counterexample"] == "x = np.zeros((1, 6))\nn = 2"
+    assert check["feedback"] == message + "\nSmallest input found:\n    x = np.zeros((1, 6))\n    n = 2"
+    assert from_dict(written) == report
+    first = {**written, "schema_version": 1, "tests": [{k: v for k, v in check.items() if k != "message"}]}
+    assert from_dict(first) == report
+    assert to_text(from_dict(first)) == to_text(report)

@@ -63,10 +63,10 @@ def _hostile_report() -> Report:
         Status.ERROR,
         Visibility.VISIBLE,
         title="A property.",
-        feedback=f"`f` raised ValueError ({HOSTILE}).\nSmallest input found:\n    x = np.array([1.0, 2.0])",
+        message=f"`f` raised ValueError ({HOSTILE}).",
         counterexample="x = np.array([1.0, 2.0])",
     )
-    hidden = TestResult("secret", "f", 1, 0, Status.FAILED, Visibility.HIDDEN, feedback=f"{HOSTILE} y = 41")
+    hidden = TestResult("secret", "f", 1, 0, Status.FAILED, Visibility.HIDDEN, message=f"{HOSTILE} y = 41")
     picture = Heatmap(
         "f", "weights", ("<b>", "cat"), ((((1.0, 0.0), (0.5, 0.5)),)), (((1.0, 0.0), (0.0, 1.0)),)
     )

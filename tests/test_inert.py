@@ -109,7 +109,7 @@ def _report(*, submission: str = "attention.py", problem: str = "", feedback: st
         status=Status.ERROR,
         visibility=Visibility.VISIBLE,
         title="(..., T, D) becomes (..., H, T, D // H).",
-        feedback=feedback,
+        message=feedback,
         counterexample="x = np.zeros((1, 6))" if feedback else "",
     )
     passed = TestResult("split_dtype", "split_heads", 2, 2, Status.PASSED, Visibility.VISIBLE)

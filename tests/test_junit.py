@@ -86,8 +86,8 @@ def test_whatever_a_student_prints_stays_valid_xml():
     """Exception messages carry any character: NUL, escapes, lone surrogates, markup."""
     nasty = "boom\x00\x1b[31m\ud800 </failure><x a='&'> ]]> \ufffe\x7f end\nsecond line"
     tests = (
-        TestResult("a_check", "split_heads", 5, 0, Status.ERROR, Visibility.VISIBLE, feedback=nasty),
-        TestResult("b_check", "split_heads", 5, 0, Status.FAILED, Visibility.HIDDEN, feedback="secret"),
+        TestResult("a_check", "split_heads", 5, 0, Status.ERROR, Visibility.VISIBLE, message=nasty),
+        TestResult("b_check", "split_heads", 5, 0, Status.FAILED, Visibility.HIDDEN, message="secret"),
         TestResult("c_check", "merge_heads", 5, 5, Status.PASSED, Visibility.VISIBLE),
     )
     xml = to_junit(Report("x.py", tests, problem="bad\x01file"), lesson="attention")

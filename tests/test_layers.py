@@ -1,7 +1,7 @@
 """The grader's structure: packages by layer, every import pointing down, no circle.
 
-Bottom to top: the sandbox's loose files (copied into every sandbox, so they import only
-each other, the standard library and numpy), ``grader/core`` (data, errors, settings,
+Bottom to top: the sandbox's loose files (``grader/sandbox/inside/``, copied into every
+sandbox, so they import only each other, the standard library and numpy), ``grader/core`` (data, errors, settings,
 intake: no pytest, no Hypothesis), ``grader/sandbox``, ``grader/engine`` (pytest and
 Hypothesis), ``grader/formats``, ``grader/commands``, and on top the command line and the
 faces a lesson's checks and notebooks import (``grader.marks``, ``grader.expect``,
@@ -18,8 +18,9 @@ from pathlib import Path
 from .support import ROOT
 
 PACKAGE = ROOT / "grader"
-#: The files a sandbox runs, copied there as they are.
-LOOSE = ("grader.worker", "grader.relay", "grader.seccomp", "grader.warden")
+#: The package of the files a sandbox runs (copied there as they are), and its modules.
+INSIDE = "grader.sandbox.inside"
+LOOSE = (INSIDE, *(f"{INSIDE}.{name}" for name in ("worker", "relay", "seccomp", "warden")))
 LAYERS = (
     "loose",
     "grader.core",
@@ -111,12 +112,12 @@ def test_the_sandboxs_files_import_only_each_other_the_standard_library_and_nump
             elif isinstance(node, ast.ImportFrom):
                 names = [node.module or ""] if node.level == 0 else []
                 if node.level:
-                    assert f"grader.{node.module}" in LOOSE, (module, node.module)
+                    assert f"{INSIDE}.{node.module}" in LOOSE, (module, node.module)
             else:
                 continue
             for name in names:
                 top = name.split(".")[0]
-                assert top in sys.stdlib_module_names or top == "numpy" or f"grader.{top}" in LOOSE, (
+                assert top in sys.stdlib_module_names or top == "numpy" or f"{INSIDE}.{top}" in LOOSE, (
                     module,
                     name,
                 )

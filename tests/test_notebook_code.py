@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import worker
 from grader.core.ipynb import NotebookError, notebook_source
 from grader.core.pylines import cell_code, physical_lines
 from grader.core.solution import solution_lines, strip_solutions
 from grader.formats.notebook import reference_parts
+from grader.sandbox.inside import worker
 from tests.support import ATTENTION, python
 
 #: Every character str.splitlines ends a line at, but Python does not.

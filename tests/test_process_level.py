@@ -141,8 +141,8 @@ def test_a_request_with_descriptors_waits_for_room_as_any_other_does():
     import socket
     import threading
 
+    from grader.sandbox.inside.worker import Channel
     from grader.sandbox.wardens import Warden
-    from grader.worker import Channel
 
     warden = Warden("process", 2 << 30)
     ours, theirs = socket.socketpair()

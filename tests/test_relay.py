@@ -1,4 +1,4 @@
-"""The keeper's relay (grader.relay): frames cut out of a byte stream, and, with the real kernel,
+"""The keeper's relay (grader.sandbox.inside.relay): frames cut out of a byte stream, and, with the real kernel,
 a worker frozen at each write while the keeper compares its arguments."""
 
 import io
@@ -11,9 +11,9 @@ import struct
 import numpy as np
 import pytest
 
-from grader import relay
-from grader.relay import Frames, Relay, watch
-from grader.worker import MAX_HEADER, Channel, WireError, encode, laid_out, read_frame
+from grader.sandbox.inside import relay
+from grader.sandbox.inside.relay import Frames, Relay, watch
+from grader.sandbox.inside.worker import MAX_HEADER, Channel, WireError, encode, laid_out, read_frame
 
 
 def test_frames_come_whole_however_the_bytes_are_cut():

@@ -46,7 +46,7 @@ def _report(stopped: Visibility = Visibility.VISIBLE) -> Report:
                 0,
                 Status.UNFINISHED,
                 stopped,
-                feedback="`merge_heads` could not finish: the machine was too busy to give it its 3 s.",
+                message="`merge_heads` could not finish: the machine was too busy to give it its 3 s.",
             ),
         ),
     )

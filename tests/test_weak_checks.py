@@ -28,7 +28,7 @@ def result(name: str, status: Status, exercise: str = "f") -> TestResult:
         status=status,
         visibility=Visibility.VISIBLE,
         title=name,
-        feedback="" if status is Status.PASSED else "wrong",
+        message="" if status is Status.PASSED else "wrong",
     )
 
 

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from grader.worker import WireError, encode, read_frame
+from grader.sandbox.inside.worker import WireError, encode, read_frame
 
 
 def frame(header: dict, *payloads: bytes) -> io.BytesIO:

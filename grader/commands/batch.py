@@ -53,7 +53,7 @@ import time
 import unicodedata
 from collections import defaultdict
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..core.errors import AuthorError, IsolationRefused
@@ -63,7 +63,7 @@ from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
 from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT, ExerciseResult, Report, Standing
-from ..core.settings import Isolation, Settings
+from ..core.settings import Isolation, Settings, encoded
 from ..engine.run import suite_points
 from ..engine.submission import reference_of
 from ..engine.upkeep import DECIDING_PACKAGES
@@ -116,22 +116,15 @@ def suite_hash(lesson: Lesson, settings: Settings, *, isolation: Isolation) -> s
 
 def stream_options(lesson: Lesson, settings: Settings, isolation: Isolation) -> list[str]:
     """The command line of a ``grade-stream`` process that grades as ``settings`` say, at
-    ``isolation`` (a level already chosen, never ``auto``)."""
-    limits = settings.limits
+    ``isolation`` (a level already chosen, never ``auto``): the settings go whole, typed
+    (:func:`grader.core.settings.encoded`), with the level asked for by name."""
     return [
         "--course",
         str(lesson.root),
         "--lesson",
         lesson.name,
-        "--isolation",
-        isolation.value,
-        "--call-timeout",
-        str(limits.call_timeout),
-        "--total-timeout",
-        str(limits.total_timeout),
-        "--max-examples",
-        str(settings.examples),
-        *(() if settings.include_hidden else ("--public",)),
+        "--settings",
+        encoded(replace(settings, isolation=isolation, level=None)),
     ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 
 from .diagnosis import Diagnosis
@@ -11,8 +12,15 @@ from .pictures import Heatmap
 from .settings import Isolation
 
 #: Where a failed check's feedback turns from what went wrong to the smallest input that shows it
-#: (written by :func:`grader.engine.feedback.paragraph`, read by the reporters).
+#: (:attr:`TestResult.feedback`).
 EXAMPLE_LEAD = "\nSmallest input found:\n"
+
+
+def paragraph(message: str, counterexample: str) -> str:
+    """The paragraph a student reads of a failed check: ``message``, then the smallest input."""
+    if not counterexample:
+        return message
+    return message + EXAMPLE_LEAD + textwrap.indent(counterexample, "    ")
 
 
 #: The exit code of a command whose grade is not final because the machine was too busy
@@ -81,12 +89,18 @@ class TestResult:
     visibility: Visibility
     title: str = ""
     """One line saying what the property means, in the lesson's words."""
-    feedback: str = ""
-    """Why it failed (empty when it passed): message, smallest input, student line."""
+    message: str = ""
+    """Why it failed (empty when it passed), without the smallest input: its first line the
+    reason, the lines after it the details (expected and got values, the student's line)."""
     counterexample: str = ""
     """The smallest input Hypothesis found, as text (empty if none)."""
 
     __test__ = False  # not a pytest test class
+
+    @property
+    def feedback(self) -> str:
+        """The whole paragraph a student reads: :attr:`message`, then the smallest input."""
+        return paragraph(self.message, self.counterexample)
 
     @property
     def unfinished(self) -> bool:

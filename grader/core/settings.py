@@ -7,6 +7,8 @@ default for these. A bad value is refused here, with where it came from.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -184,6 +186,97 @@ def resolve(
         exercises=only,
         include_hidden=not public,
         replay=replay,
+    )
+
+
+def encoded(settings: Settings) -> str:
+    """``settings`` whole, as one line of JSON, for another grader process of the same run (a
+    batch's ``grade-stream``): every field, typed, and nothing re-parsed from a command line.
+    The level is sent as asked for by name, so that the process that grades decides it on its
+    own machine (:func:`grader.sandbox.wardens.settle`, which refuses a level that may not run
+    there); so is the store: whether one is used, the folder being the grading machine's own
+    (a cluster's worker may be another machine, another user)."""
+    limits = settings.limits
+    asked = settings.level if settings.level is not None else settings.isolation
+    return json.dumps(
+        {
+            "isolation": asked.value,
+            "limits": {
+                "call_timeout": limits.call_timeout,
+                "total_timeout": limits.total_timeout,
+                "memory": limits.memory,
+            },
+            "profile": settings.profile.value,
+            "max_examples": settings.max_examples,
+            "exercises": list(settings.exercises) if settings.exercises is not None else None,
+            "include_hidden": settings.include_hidden,
+            "replay": settings.replay,
+            "store": settings.store is not None,
+        },
+        sort_keys=True,
+    )
+
+
+def decoded(text: str, *, lesson_exercises: tuple[str, ...] | None = None, environ=os.environ) -> Settings:
+    """The Settings :func:`encoded` wrote; ValueError naming the first field that is not as
+    :func:`resolve` would have made it (an exercise the lesson lacks included)."""
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError) as err:
+        raise ValueError(f"settings are one JSON object ({err})") from None
+    fields = {
+        "isolation",
+        "limits",
+        "profile",
+        "max_examples",
+        "exercises",
+        "include_hidden",
+        "replay",
+        "store",
+    }
+    if not isinstance(body, dict) or set(body) != fields:
+        raise ValueError(f"settings are a JSON object of exactly {', '.join(sorted(fields))}")
+    limits = body["limits"]
+    if not isinstance(limits, dict) or set(limits) != {"call_timeout", "total_timeout", "memory"}:
+        raise ValueError("settings' limits are call_timeout, total_timeout and memory")
+
+    def seconds(name: str) -> float:
+        value = limits[name]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not (math.isfinite(value) and value > 0)
+        ):
+            raise ValueError(f"settings' {name} must be a number of seconds above 0")
+        return float(value)
+
+    memory = limits["memory"]
+    if isinstance(memory, bool) or not isinstance(memory, int) or memory < 1:
+        raise ValueError("settings' memory must be a number of bytes above 0")
+    examples = body["max_examples"]
+    if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int) or examples < 1):
+        raise ValueError("settings' max_examples must be at least 1")
+    exercises = body["exercises"]
+    if exercises is not None:
+        if not isinstance(exercises, list) or not all(isinstance(e, str) for e in exercises):
+            raise ValueError("settings' exercises must be a list of names")
+        unknown = [e for e in exercises if lesson_exercises is not None and e not in lesson_exercises]
+        if unknown:
+            raise ValueError(f"settings name an exercise the lesson lacks: {unknown[0]!r}")
+    for name in ("include_hidden", "replay", "store"):
+        if not isinstance(body[name], bool):
+            raise ValueError(f"settings' {name} must be true or false")
+    return Settings(
+        isolation=Isolation(body["isolation"]),
+        limits=Limits(
+            call_timeout=seconds("call_timeout"), total_timeout=seconds("total_timeout"), memory=memory
+        ),
+        profile=Profile(body["profile"]),
+        max_examples=examples,
+        exercises=tuple(exercises) if exercises is not None else None,
+        include_hidden=body["include_hidden"],
+        replay=body["replay"],
+        store=_store_folder(environ) if body["store"] and body["replay"] else None,
     )
 
 

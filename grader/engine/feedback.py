@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.errors import Failure, PropertyFailure, StudentError, StudentTimeout, Unfinished
-from ..core.results import EXAMPLE_LEAD, Status
+from ..core.results import Status
 from .expect import Example, show
 
 
@@ -95,11 +94,3 @@ def outcome_of(err: BaseException) -> Outcome:
         "the grader, not in your code; please tell your instructor.",
         example,
     )
-
-
-def paragraph(outcome: Outcome) -> str:
-    """The message, then the smallest input that shows it."""
-    text = outcome.message
-    if outcome.counterexample:
-        text += EXAMPLE_LEAD + textwrap.indent(outcome.counterexample, "    ")
-    return text

@@ -26,7 +26,7 @@ from ..core.results import NOT_RUN, LessonFault, Report, Status, TestResult, Vis
 from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, settle, warm
 from . import replay
-from .feedback import Outcome, counterexample_of, flaky, outcome_of, paragraph
+from .feedback import Outcome, counterexample_of, flaky, outcome_of
 from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
 from .store import open_store
@@ -248,8 +248,8 @@ class Collector:
                     status=result.status,
                     visibility=grading.visibility,
                     title=_title(item),
-                    feedback="" if passed else paragraph(result),
-                    counterexample=result.counterexample,
+                    message="" if passed else result.message,
+                    counterexample="" if passed else result.counterexample,
                 )
             )
 
@@ -485,7 +485,7 @@ def _gated(results: list[TestResult], weak: dict[str, frozenset[str]]) -> list[T
                 result,
                 score=0,
                 status=Status.FAILED,
-                feedback=(
+                message=(
                     f"This property holds even for a function that does no real work (noise, a "
                     f"constant, its input handed back), so it earns points only once `{result.exercise}` "
                     "passes one of its other checks, and none of them passed."

@@ -40,9 +40,9 @@ from ..core.scope import reference_calls
 from ..core.settings import Isolation, Settings
 from ..sandbox import Executor
 from ..sandbox.inprocess import InProcess, Refused
+from ..sandbox.inside.worker import compile_source, describe_signature, signature_text
 from ..sandbox.session import Sandboxed
 from ..sandbox.wardens import settle
-from ..worker import compile_source, describe_signature, signature_text
 
 
 def load_reference(path: Path, exercises: tuple[str, ...]) -> dict:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from ..core.diagnosis import Diagnosis
 from ..core.pictures import Heatmap
-from ..core.results import LessonFault, Report, Status, TestResult, Visibility
+from ..core.results import LessonFault, Report, Status, TestResult, Visibility, paragraph
 from ..core.settings import Isolation
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _score(item) -> float | None:
@@ -47,6 +47,7 @@ def to_dict(report: Report) -> dict:
                 "visibility": t.visibility.value,
                 "description": t.title,
                 "feedback": t.feedback,
+                "message": t.message,
                 "counterexample": t.counterexample,
             }
             for t in report.tests
@@ -63,6 +64,16 @@ def to_dict(report: Report) -> dict:
     }
 
 
+def _message(test: dict) -> str:
+    """A check's message, from a report of this schema; from one of the first (``feedback``
+    only), the paragraph without the smallest input it ends with."""
+    if "message" in test:
+        return test["message"]
+    feedback, example = test.get("feedback", ""), test.get("counterexample", "")
+    ending = paragraph("", example) if example else ""
+    return feedback[: -len(ending)] if ending and feedback.endswith(ending) else feedback
+
+
 def from_dict(data: dict) -> Report:
     """Rebuild a Report from :func:`to_dict`'s output (for reports made by another process)."""
     tests = tuple(
@@ -74,7 +85,7 @@ def from_dict(data: dict) -> Report:
             status=Status(t["status"]),
             visibility=Visibility(t["visibility"]),
             title=t.get("description", ""),
-            feedback=t.get("feedback", ""),
+            message=_message(t),
             counterexample=t.get("counterexample", ""),
         )
         for t in data["tests"]

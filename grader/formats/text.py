@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from ..core.diagnosis import Diagnosis
 from ..core.inert import one_line, visible
-from ..core.results import EXAMPLE_LEAD, ExerciseResult, LessonFault, Report, Status, TestResult, Visibility
+from ..core.results import ExerciseResult, LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation
 from .terminal import Style
 
@@ -110,19 +110,11 @@ def _pts(t: TestResult) -> str:
 
 
 def parts(t: TestResult) -> tuple[str, str, str]:
-    """(reason, detail, example) of a failed check's feedback: its first line, the lines after
-    it (arrays of expected and got values, the student's line), and the smallest input.
-
-    The input is the check's own counterexample, which the grader writes last (after
-    :data:`EXAMPLE_LEAD`); the same words earlier in the feedback (a student's exception message
-    may hold them) stay part of the message, never taken for an input."""
-    message, example = t.feedback, ""
-    if t.counterexample:
-        ending = EXAMPLE_LEAD + textwrap.indent(t.counterexample, "    ")
-        if message.endswith(ending):
-            message, example = message[: -len(ending)], t.counterexample
-    reason, _, detail = message.partition("\n")
-    return reason, detail, textwrap.dedent(example)
+    """(reason, detail, example) of a failed check's feedback: its message's first line, the
+    lines after it (arrays of expected and got values, the student's line), and the smallest
+    input, each a part of the record (:class:`TestResult`), never cut out of a paragraph."""
+    reason, _, detail = t.message.partition("\n")
+    return reason, detail, textwrap.dedent(t.counterexample)
 
 
 def _head(t: TestResult, style: Style) -> str:

@@ -5,7 +5,7 @@
 * :mod:`.session`: in a sandbox, one worker per submission, each call watched by its keeper;
 * :mod:`.wardens`: the sandboxes themselves and the isolation levels.
 
-The code that runs inside a sandbox (``grader/worker.py``, ``relay.py``,
+The code that runs inside a sandbox (``grader/sandbox/inside/``: ``worker.py``, ``relay.py``,
 ``seccomp.py`` and ``warden.py``) is copied into it as loose files: it imports
 only itself, the standard library and numpy, never this package.
 

@@ -20,8 +20,8 @@ from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
-from ..worker import LoadProblem, Program
 from .clock import CPU, IDLE, WALL, Stopwatch, Usage, read_usage, stopped_message
+from .inside.worker import LoadProblem, Program
 
 
 class Alarm(BaseException):
@@ -203,7 +203,7 @@ def _copy(value):
 
 
 def _outcome(said: dict, *, value=None, mutated: tuple[str, ...] = ()) -> CallOutcome:
-    """A :class:`grader.worker.Program` outcome (trusted: it ran here) as a CallOutcome."""
+    """A :class:`grader.sandbox.inside.worker.Program` outcome (trusted: it ran here) as a CallOutcome."""
     if said["ok"]:
         return CallOutcome(value=value, mutated=mutated)
     said = student_strings({k: v for k, v in said.items() if k != "value"})  # texts enter here

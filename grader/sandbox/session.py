@@ -4,8 +4,8 @@ The trusted side (this module, in the process that holds the checks, the
 reference and the scores) hands the student's file to a keeper the sandbox's
 warden starts for it (:mod:`grader.sandbox.wardens`), which forks a worker for it.
 Calls go to the worker one at a time through the keeper, which watches what
-each one does to its arguments (:mod:`grader.relay`); answers come back in a
-format that cannot execute code (:mod:`grader.worker`). When the student's code calls another graded
+each one does to its arguments (:mod:`grader.sandbox.inside.relay`); answers come back in a
+format that cannot execute code (:mod:`grader.sandbox.inside.worker`). When the student's code calls another graded
 function, the worker asks back and the reference runs here.
 
 Limits: a limit of processor time per call and one per submission, counted on the
@@ -26,15 +26,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .. import worker
 from ..core.errors import Failure, StudentError, StudentTimeout, Unfinished
 from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
-from ..worker import Channel, WireError
 from .clock import CPU, WALL, WALL_FACTOR, KeptUsage, Stopwatch, Usage, stopped_message
 from .inprocess import Alarm, time_limit
+from .inside import worker
+from .inside.worker import Channel, WireError
 from .wardens import (
     START_TIMEOUT,
     Deadline,
@@ -511,7 +511,7 @@ class Sandboxed(Deadlined):
 
     def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         """A call whose effect on its arguments is known for sure: every call of a worker is
-        watched (:mod:`grader.relay`), so this is a call like any other."""
+        watched (:mod:`grader.sandbox.inside.relay`), so this is a call like any other."""
         return self.call(exercise, name, arguments, replace=replace)
 
     def _help(self, exercise: str, request: dict, replace: tuple[str, ...]) -> dict:
@@ -589,7 +589,7 @@ class Sandboxed(Deadlined):
 
 
 def _plain_signatures(described) -> dict | None:
-    """What a worker said its file defines, if it has the form :func:`grader.worker.describe_signature`
+    """What a worker said its file defines, if it has the form :func:`grader.sandbox.inside.worker.describe_signature`
     gives (``{name: why-not-a-function or [[name, kind, default or None], ...]}``); else None.
     The worker runs the student's code, so it may say anything."""
     if not isinstance(described, dict) or not all(isinstance(k, str) for k in described):

@@ -2,9 +2,9 @@
 
 Each grading process keeps one sandbox per isolation level (more only if it
 grades several submissions at once). Inside runs a *warden*
-(:class:`grader.warden.Warden`): a pristine Python with numpy loaded that never
+(:class:`grader.sandbox.inside.warden.Warden`): a pristine Python with numpy loaded that never
 holds a student's source. For each submission it forks a *keeper*
-(:class:`grader.warden.Keeper`), which alone receives the source, forks the
+(:class:`grader.sandbox.inside.warden.Keeper`), which alone receives the source, forks the
 worker and relays its frames, watching each call; between submissions the warden ends
 every process of the student's, the keeper included. Loading Python and numpy
 happens once per grading process instead of once per submission.
@@ -46,11 +46,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import worker
 from ..core.errors import IsolationRefused
 from ..core.settings import Isolation, Settings
-from ..worker import Channel, WireError, encode
 from .clock import WALL_FACTOR
+from .inside import FILES, worker
+from .inside.worker import Channel, WireError, encode
 
 #: Largest file a worker may write.
 FILE_SIZE_LIMIT = 16 << 20
@@ -359,7 +359,7 @@ class Warden(Deadlined):
         code, work = self.folder / "code", self.folder / "work"
         code.mkdir()
         work.mkdir()
-        for name in ("worker.py", "relay.py", "seccomp.py", "warden.py"):  # never imported on this side
+        for name in FILES:  # warden, relay and seccomp are never imported on this side
             shutil.copyfile(Path(worker.__file__).with_name(name), code / name)
         for path in (code, self.folder):
             os.chmod(path, 0o755)

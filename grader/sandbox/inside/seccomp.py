@@ -1,7 +1,7 @@
 """seccomp filters for the sandbox: system calls no student process may make.
 
 Self-contained (standard library only): it is copied into the sandbox beside
-:mod:`grader.warden`. Two filters, both inherited by every child and never lifted:
+:mod:`grader.sandbox.inside.warden`. Two filters, both inherited by every child and never lifted:
 
 * :func:`refuse_system_calls`, installed by the warden for everything in the
   sandbox: calls that reach memory no resource limit counts, do work behind the
@@ -10,7 +10,7 @@ Self-contained (standard library only): it is copied into the sandbox beside
 * :func:`refuse_new_tasks`, installed in each worker before it loads the
   student's file: it stays one thread of one process. The keeper freezes the
   worker at each write to look at the memory it shares with it (see
-  :mod:`grader.relay`); another process would share that memory and could wake
+  :mod:`grader.sandbox.inside.relay`); another process would share that memory and could wake
   the worker, and another thread could still run between the write and the freeze.
 """
 

@@ -1,6 +1,6 @@
 """A keeper's watch over its worker: every call's arguments, seen as the worker answers.
 
-Self-contained (standard library, numpy and :mod:`grader.worker`): it runs in the
+Self-contained (standard library, numpy and :mod:`grader.sandbox.inside.worker`): it runs in the
 sandbox's keeper. The keeper stands between the trusted side and the worker it
 forked, and every frame passes through a :class:`Relay`:
 
@@ -21,7 +21,7 @@ forked, and every frame passes through a :class:`Relay`:
 
 So every call is watched the same way: no call of the student's can tell that it
 is the one whose effect on its arguments counts. The worker may start no process
-and no thread (:func:`grader.seccomp.refuse_new_tasks`): a process would share
+and no thread (:func:`grader.sandbox.inside.seccomp.refuse_new_tasks`): a process would share
 the watched memory and could wake the worker while the keeper looks, and a
 thread could put the arguments back between the write and the freeze.
 """

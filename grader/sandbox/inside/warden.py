@@ -1,6 +1,6 @@
 """A sandbox's first process and its keepers: they start the student's processes and end them all.
 
-Run as a script inside the sandbox (with :mod:`grader.worker` beside it). The
+Run as a script inside the sandbox (with :mod:`grader.sandbox.inside.worker` beside it). The
 *warden* answers the trusted side (:class:`grader.sandbox.Warden`) over the
 sandbox's control socket:
 
@@ -20,8 +20,8 @@ on its socket:
 ``source``
     the submission's source (the first message);
 ``spawn``
-    fork a worker (:func:`grader.worker.serve`) and relay its frames to and
-    from the two pipes that came with the request (:mod:`grader.relay`: every
+    fork a worker (:func:`grader.sandbox.inside.worker.serve`) and relay its frames to and
+    from the two pipes that came with the request (:mod:`grader.sandbox.inside.relay`: every
     call's effect on its arguments is seen there, where the worker cannot hide it);
 ``status``
     how the worker ended.
@@ -254,7 +254,7 @@ class Warden:
 
 class Keeper:
     """One submission's process inside the sandbox: it holds the source, forks the worker and
-    stands between it and the trusted side (:class:`grader.relay.Relay`), so that every call's
+    stands between it and the trusted side (:class:`grader.sandbox.inside.relay.Relay`), so that every call's
     effect on its arguments is seen where the student cannot hide it. It never runs student
     code either; the warden ends it with the rest of the submission."""
 

@@ -1,7 +1,7 @@
 """Run a student's file and call its functions: in the grader's process, or as a worker.
 
 This module is self-contained on purpose (standard library and numpy only):
-for sandboxed grading it is copied into the sandbox with :mod:`grader.warden`,
+for sandboxed grading it is copied into the sandbox with :mod:`grader.sandbox.inside.warden`,
 where neither can see the repository or the rest of the grader. The
 trusted side imports the same module, so the wire format, the loading rules
 and the messages exist once.
@@ -9,7 +9,7 @@ and the messages exist once.
 The wire format cannot execute code: a frame is a 4-byte length, a JSON
 header, then raw array bytes whose dtype and shape the header declares.
 
-In a sandbox, :mod:`grader.warden` forks the workers; this module is what
+In a sandbox, :mod:`grader.sandbox.inside.warden` forks the workers; this module is what
 they run (:func:`serve`).
 """
 
@@ -496,7 +496,7 @@ def _spent(signum, frame):
 
 def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> None:
     """Answer the trusted side's calls on ``channel`` until it closes it. Each call's arrays
-    are in ``arena``, memory the keeper shares with this process (:mod:`grader.relay`)."""
+    are in ``arena``, memory the keeper shares with this process (:mod:`grader.sandbox.inside.relay`)."""
 
     def helper(name):
         def stand_in(*args, **kwargs):
