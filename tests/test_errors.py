@@ -7,11 +7,11 @@ import shutil
 
 from grader.cli import os_message
 
-from .support import ATTENTION, python
+from .support import ON_TOY, TOY, python
 
 
 def test_an_os_error_is_a_sentence_with_its_file(tmp_path):
-    done = python("grade", str(ATTENTION.solution), "-o", str(tmp_path / "no" / "such" / "out.json"))
+    done = python("grade", *ON_TOY, str(TOY.solution), "-o", str(tmp_path / "no" / "such" / "out.json"))
     assert done.returncode == 2
     last = done.stderr.strip().splitlines()[-1]
     assert last == f"grader: could not use {tmp_path / 'no' / 'such' / 'out.json'}: no such file or directory"
@@ -21,7 +21,7 @@ def test_an_os_error_is_a_sentence_with_its_file(tmp_path):
 def test_a_failed_write_names_its_file(tmp_path):
     folder = tmp_path / "out.json"
     folder.mkdir()  # a folder where the report should go
-    done = python("grade", str(ATTENTION.solution), "-o", str(folder))
+    done = python("grade", *ON_TOY, str(TOY.solution), "-o", str(folder))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"grader: could not use {folder}: is a directory" in done.stderr
 
@@ -45,17 +45,16 @@ def test_os_message_never_gives_a_bare_number():
 def test_a_file_named_with_other_capitals_is_graded(tmp_path):
     folder = tmp_path / "ada"
     folder.mkdir()
-    shutil.copy(ATTENTION.solution, folder / "Attention.py")
-    done = python("grade", str(folder), "--format", "json")
+    shutil.copy(TOY.solution, folder / "Toy.py")
+    done = python("grade", *ON_TOY, str(folder), "--format", "json")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert '"score": 100' in done.stdout
+    assert '"score": 14' in done.stdout  # all of the toy lesson's points
 
 
 def test_a_file_typed_with_other_capitals_is_named(tmp_path):
-    shutil.copy(ATTENTION.solution, tmp_path / "attention.py")
-    done = python("grade", str(tmp_path / "Attention.py"))
+    shutil.copy(TOY.solution, tmp_path / "toy.py")
+    done = python("grade", *ON_TOY, str(tmp_path / "Toy.py"))
     assert done.returncode == 2
-    assert (
-        f"Attention.py does not exist (there is {tmp_path / 'attention.py'}: the name must match exactly)"
-        in (done.stderr)
+    assert f"Toy.py does not exist (there is {tmp_path / 'toy.py'}: the name must match exactly)" in (
+        done.stderr
     )

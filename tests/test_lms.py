@@ -21,9 +21,10 @@ from grader.core.results import ExerciseResult, Standing
 from grader.formats.gradebook import Gradebook, Row
 from grader.formats.lms import Export, Layout, Unsubmitted, read_roster
 
-from .support import ATTENTION, python
+from .support import ON_TOY, TOY, python
 
-EXERCISES = ATTENTION.exercises
+#: Four exercises of 25 points each: the gradebook's export knows no lesson.
+EXERCISES = ("first", "second", "third", "fourth")
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
 
@@ -201,9 +202,9 @@ def test_a_roster_that_is_a_fifo_or_a_folder_is_refused_not_waited_on(tmp_path):
 
 def test_batch_writes_the_canvas_layout_with_a_roster(tmp_path):
     klass = tmp_path / "class"
-    for student, source in [("ada", ATTENTION.solution), ("bob", ATTENTION.stubs)]:
+    for student, source in [("ada", TOY.solution), ("bob", TOY.stubs)]:
         (klass / student).mkdir(parents=True)
-        shutil.copy(source, klass / student / "attention.py")
+        shutil.copy(source, klass / student / TOY.filename)
     (klass / "eve").mkdir()
     roster = _write(
         tmp_path / "roster.csv",
@@ -215,17 +216,19 @@ def test_batch_writes_the_canvas_layout_with_a_roster(tmp_path):
         ],
     )
     out = tmp_path / "grades" / "canvas.csv"
-    args = ["--csv-format", "canvas", "--roster", str(roster), "--assignment", "Attention (99)"]
-    done = python("batch", str(klass), "--out", str(out), "--jobs", "1", *args)
+    args = ["--csv-format", "canvas", "--roster", str(roster), "--assignment", "Layer norm (99)"]
+    done = python("batch", *ON_TOY, str(klass), "--out", str(out), "--jobs", "1", *args)
     assert done.returncode == 0, done.stderr
     assert _read(out) == [
-        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Attention (99)"],
-        ["Ada", "1", "S1", "ada", "A", "100"],
+        ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Layer norm (99)"],
+        ["Ada", "1", "S1", "ada", "A", "14"],  # the toy lesson's points, all of them
         ["Bob", "2", "S2", "bob", "A", "0"],
         ["Eve", "3", "S3", "eve", "A", ""],
     ]
     assert "'eve': no grade (missing" in done.stdout and "written as blank" in done.stdout
-    bad = python("batch", str(klass), "--out", str(out), "--csv-format", "moodle", "--roster", str(roster))
+    bad = python(
+        "batch", *ON_TOY, str(klass), "--out", str(out), "--csv-format", "moodle", "--roster", str(roster)
+    )
     assert (
         bad.returncode == 2
         and "has no column 'Email address'" in bad.stderr

@@ -8,20 +8,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.core import get_random_for_wrapped_test
 
+from grader.core.lesson import Course
 from grader.engine.upkeep import fix_seed, no_local_constants, numpy_generator_left_alone
 
-from .support import ATTENTION
+from .support import ROOT
 
 
 def _checks():
-    """Every Hypothesis check of the lesson, as pytest would call it."""
+    """Every Hypothesis check of every lesson of the course, as pytest would call it."""
     import importlib
 
     found = []
-    for path in sorted(ATTENTION.checks.rglob("test_*.py")):
-        relative = path.relative_to(ATTENTION.checks.parents[2]).with_suffix("")
-        module = importlib.import_module(".".join(relative.parts))
-        found += [f for n, f in vars(module).items() if n.startswith("test_") and hasattr(f, "hypothesis")]
+    for lesson in Course.at(ROOT).lessons:
+        for path in sorted(lesson.checks.rglob("test_*.py")):
+            relative = path.relative_to(lesson.checks.parents[2]).with_suffix("")
+            module = importlib.import_module(".".join(relative.parts))
+            found += [
+                f for n, f in vars(module).items() if n.startswith("test_") and hasattr(f, "hypothesis")
+            ]
     return found
 
 
