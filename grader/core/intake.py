@@ -207,7 +207,7 @@ def _read(folder: Path, name: str, shown: str) -> bytes:
         found = os.fstat(fd)
         _refuse_odd(found.st_mode, name)  # it may have been swapped since it was looked at
         _refuse_size(name, found.st_size, cap)
-        raw = _bounded_read(fd, cap)
+        raw = bounded_read(fd, cap)
     except OSError as err:
         raise IntakeError(f"{name} could not be read ({err.strerror or err}).") from None
     finally:
@@ -290,7 +290,7 @@ def _refuse_size(name: str, size: int, cap: int) -> None:
     )
 
 
-def _bounded_read(fd: int, cap: int) -> bytes:
+def bounded_read(fd: int, cap: int) -> bytes:
     """At most ``cap + 1`` bytes from ``fd``: enough to tell that a file is over ``cap``."""
     chunks, left = [], cap + 1
     while left > 0:

@@ -53,6 +53,7 @@ import pytest
 
 from ..core.fingerprint import files_under, grader_digest, lesson_digest
 from ..core.installed import PACKAGE
+from ..core.intake import bounded_read
 from ..core.lesson import Lesson
 from ..core.settings import Isolation, Settings
 from . import replay
@@ -114,14 +115,7 @@ def _read(path: Path) -> bytes | None:
             or info.st_size > MAX_FILE
         ):
             return None
-        chunks, left = [], MAX_FILE + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        data = bounded_read(fd, MAX_FILE)  # the size may have grown since fstat
         return data if len(data) <= MAX_FILE else None
     except OSError:
         return None
