@@ -267,3 +267,155 @@ def test_no_store_where_the_students_code_runs_as_the_graders_own_user(tmp_path,
     assert store.open_store(TOY, replace(asked, level=Isolation.PROCESS)) is None
     assert store.open_store(TOY, replace(asked, level=Isolation.NONE)) is None
     store._OPENED.clear()
+
+
+def _course_with_a_library(tmp_path: Path) -> Path:
+    """The toy course with its strategies in ``lib/``, a folder pytest's own setting puts on the
+    path (no import of the checks names it as a course file)."""
+    course = tmp_path / "toy"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "lib").mkdir()
+    strategies = course / "tests" / "checks" / "toy" / "strategies.py"
+    (course / "lib" / "toy_inputs.py").write_text(strategies.read_text())
+    strategies.write_text("from toy_inputs import VALUES, layers, tokens  # noqa: F401\n")
+    (course / "pytest.ini").write_text("[pytest]\npythonpath = lib\n")
+    return course
+
+
+def test_a_module_the_checks_reach_through_the_path_is_in_the_key(tmp_path):
+    """A file the checks import through a folder a pytest setting (or a conftest) put on the path
+    is in the key: a change to it is a new file of examples, never the old ones replayed (here
+    they would let through a file that is wrong only on the longer inputs the change allows)."""
+    course = _course_with_a_library(tmp_path)
+    store = tmp_path / "store"
+    graded(store, course=course)
+    assert graded(store, course=course)["counts"]["engine"] == 0
+    library = course / "lib" / "toy_inputs.py"
+    library.write_text(library.read_text().replace("st.integers(1, 4)", "st.integers(1, 6)"))
+    assert graded(store, course=course)["counts"]["replayed"] == 0  # a new key
+    wrong = tmp_path / "wrong" / TOY.filename
+    wrong.parent.mkdir()
+    wrong.write_text(
+        TOY.solution.read_text()
+        + "\n\n_right = center_tokens\n\n\ndef center_tokens(x):\n"
+        + "    return _right(x) if x.shape[-2] < 5 else x\n"
+    )
+    alone = graded(tmp_path / "none", wrong, course=course)
+    assert alone["report"]["score"] < alone["report"]["max_score"]
+    assert graded(store, wrong, course=course)["report"] == alone["report"]
+
+
+def test_examples_on_disk_that_the_engine_would_not_draw_never_change_a_grade(tmp_path, large_only):
+    """What a store holds is replayed only while it fits: a stale file (here a strategy changed
+    under a file whose size, times and inode were put back, which fools the remembered key) or
+    one edited by hand gives the reports the engine gives alone; the engine's examples then
+    replace it."""
+    course = tmp_path / "toy"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    store = tmp_path / "store"
+    graded(store, course=course)
+    strategies = course / "tests" / "checks" / "toy" / "strategies.py"
+    before = strategies.stat()
+    text = strategies.read_text()
+    for new in ("st.integers(4, 7)", "st.integers(2, 2)"):  # the kept sizes now out of range, or fewer draws
+        with open(strategies, "r+") as f:  # the same inode, the same size
+            f.write(text.replace("st.integers(1, 4)", new))
+        os.utime(strategies, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert strategies.stat().st_size == before.st_size
+        for path in (TOY.solution, large_only, TOY_BUGGY):
+            alone = graded(tmp_path / f"none-{new}", path, course=course)
+            stale = graded(store, path, course=course)
+            assert stale["report"] == alone["report"], (new, path.name)
+    (kept,) = kept_files(store)
+    whole = json.loads(kept.read_text())
+    for prop in whole["properties"]:  # by hand: each example's choices cut short, or reversed
+        prop[1] = [[choices[: len(choices) // 2], stop] for choices, stop in prop[1][:3]] + [
+            [list(reversed(choices)), stop] for choices, stop in prop[1][3:]
+        ]
+    kept.write_text(json.dumps(whole))
+    os.chmod(kept, 0o600)
+    alone = graded(tmp_path / "none-by-hand", TOY.solution, course=course)
+    assert graded(store, TOY.solution, course=course)["report"] == alone["report"]
+
+
+def test_a_store_whose_folder_is_swapped_for_a_link_after_it_was_opened_writes_nowhere_else(tmp_path):
+    """The store is reached once, one name at a time without following a link, and used through
+    that descriptor: a process that renames the folder and puts a link in its place (a student's,
+    at the process level, where a folder on the way is writable) moves nothing. A folder on the
+    way that others may write to (and is not sticky) is refused outright."""
+    from dataclasses import replace
+
+    from grader.core.settings import Isolation
+    from grader.engine import replay, store
+
+    public = tmp_path / "public"
+    public.mkdir()
+    os.chmod(public, 0o777)
+    asked = replace(
+        resolve("grade", environ={STORE_VARIABLE: str(public / "kept")}), level=Isolation.NAMESPACES
+    )
+    store._OPENED.clear()
+    assert store.open_store(TOY, asked) is None and not (public / "kept").exists()
+    os.chmod(public, 0o755)
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o700)
+    for i in range(70):
+        (victim / f"{i:040x}.json").write_text("{}")
+    store._OPENED.clear()
+    opened = store.open_store(TOY, asked)
+    assert opened is not None
+    (public / "kept").rename(public / "moved")
+    (public / "kept").symlink_to(victim)
+    replay.forget()
+    replay.adopt_items((((str(TOY.checks), "x", 1, 1), ((("a",), None),)),))
+    try:
+        assert opened.save() == 1
+    finally:
+        replay.forget()
+        store._OPENED.clear()
+    assert len(list(victim.iterdir())) == 70  # nothing written or removed there
+    assert (public / "moved" / opened.file).is_file()
+
+
+@pytest.mark.parametrize("cut", ["no example", "only examples the engine stopped"])
+def test_a_kept_property_with_no_example_that_ran_is_not_believed(filled, tmp_path, cut):
+    """A property kept with no example that ran would pass without calling anything: such a
+    file, private or not, is ignored whole, and the stubs score what they score alone."""
+    source, _ = filled
+    store = tmp_path / "store"
+    shutil.copytree(source, store)
+    (kept,) = kept_files(store)
+    whole = json.loads(kept.read_text())
+    for prop in whole["properties"]:
+        prop[1] = [] if cut == "no example" else [[[], "StopTest"]]
+    kept.write_text(json.dumps(whole))
+    os.chmod(kept, 0o600)
+    out = graded(store, TOY.stubs)
+    assert out["counts"]["replayed"] == 0 and out["report"]["score"] == 0
+    assert "were not used" in out["stderr"]
+
+
+def test_a_digest_is_remembered_only_if_computing_it_again_gives_it(tmp_path):
+    """A file saved while its digest was being computed is not paired with what it held before:
+    the remembered key would then stay stale until the file changed again."""
+    from grader.engine import store
+
+    path = tmp_path / "checks.py"
+    path.write_text("old")
+    read = []
+
+    def compute(probed):
+        probed[str(path)] = True
+        read.append(path.read_text())
+        if len(read) == 1:
+            path.write_text("new")  # saved just after the first computation read it
+        return read[-1]
+
+    memo: dict = {}
+    assert store._remembered(memo, "lesson", [str(path)], compute) == "old"
+    assert "lesson" not in memo
+    assert store._remembered(memo, "lesson", [str(path)], compute) == "new"
+    assert memo["lesson"]["digest"] == "new"
+    assert (
+        store._remembered(memo, "lesson", [str(path)], compute) == "new" and len(read) == 4
+    )  # remembered: not computed again

@@ -256,8 +256,12 @@ def fingerprint(
     return digest.hexdigest()
 
 
-def lesson_digest(lesson: Lesson, probed: dict | None = None) -> str:
-    """The digest of :func:`lesson_files` (their names and contents); ``probed``: as there."""
+def lesson_digest(lesson: Lesson, probed: dict | None = None, extra: tuple | list = ()) -> str:
+    """The digest of :func:`lesson_files` and the files ``extra`` (their names and contents);
+    ``probed``: as there, the files of ``extra`` added."""
+    files = {os.path.normpath(p): Path(p) for p in [*lesson_files(lesson, probed), *extra]}
+    if probed is not None:
+        probed.update(dict.fromkeys((os.path.normpath(p) for p in extra), True))
     digest = hashlib.sha256(b"lesson files\0")
-    _files_digest(digest, lesson_files(lesson, probed), lesson.root)
+    _files_digest(digest, [files[key] for key in sorted(files)], lesson.root)
     return digest.hexdigest()

@@ -18,9 +18,13 @@ called again only from the first example the replay did not finish (shrinking in
 
 What is kept, and why it is safe:
 
-* Only choices drawn by Hypothesis's engine in this process (never read from a file, never
-  written to one), and only after a run in which the student's code did not run in this process
-  (a sandboxed run): nothing a submission does can change what is kept. A submission only
+* Only choices drawn by Hypothesis's engine in this process (or in the process that forked it,
+  or by an earlier run that wrote them to the grading side's own store on disk,
+  :mod:`grader.engine.store`), and only after a run in which the student's code did not run in
+  the grading process (a sandboxed run): nothing a submission does can change what is kept.
+  Examples read from disk are believed only while they fit: one that cannot be drawn from its
+  choices ends the replay (the engine runs), and one that fails where the engine's own run then
+  passes leaves the verdict to the engine, as without the store. A submission only
   decides *whether* a property's examples are kept (by passing), never *what* they are: the
   next student gets the very examples the engine would give.
 * A property whose examples depend on what the student's code returned (a draw with
@@ -85,6 +89,9 @@ COUNTS = {"replayed": 0, "engine": 0, "answered": 0}
 #: ConjectureData (past the draws of the check's arguments) and those arguments, or None where
 #: the example is drawn when it is replayed. Each is used once, by the first replay of the key.
 _DRAWN: dict[tuple, list] = {}
+#: The kept properties whose examples were read from the store on disk (:mod:`.store`), not drawn
+#: by an engine of this run or of the process that forked it.
+_FROM_DISK: set[tuple] = set()
 
 
 def supported() -> bool:
@@ -102,6 +109,7 @@ def forget() -> None:
     """Drop every kept example, and the counts (tests use it)."""
     _KEPT.clear()
     _DRAWN.clear()
+    _FROM_DISK.clear()
     COUNTS.update(dict.fromkeys(COUNTS, 0))
 
 
@@ -137,10 +145,12 @@ def items() -> tuple:
     return tuple(_KEPT.items())
 
 
-def adopt_items(items) -> int:
+def adopt_items(items, *, from_disk: bool = False) -> int:
     """Keep ``items`` (in :func:`handed`'s shape, from wherever they were read: a child of this
     process, the store on disk), all or nothing: anything not of their exact shape is refused
-    whole (ValueError). Returns how many properties were adopted."""
+    whole (ValueError). Returns how many properties were adopted. Examples ``from_disk`` were not
+    drawn by an engine of this run: where one fails and the engine's run then passes, the
+    engine's verdict stands (:func:`run`)."""
     adopted = {}
     for item in items if isinstance(items, tuple) else [None]:
         if not (isinstance(item, tuple) and len(item) == 2):
@@ -159,6 +169,10 @@ def adopt_items(items) -> int:
                 raise ValueError("a kept example is of an unknown shape")
         adopted[key] = examples
     _KEPT.update(adopted)
+    if from_disk:
+        _FROM_DISK.update(adopted)
+    else:
+        _FROM_DISK.difference_update(adopted)
     return len(adopted)
 
 
@@ -377,7 +391,14 @@ def _replayed(check, examples, fixtures: dict, view, made=None) -> tuple[Tape, B
                     _control.BuildContext(data, is_final=False, wrapped_test=check) as context,
                 ):
                     if ahead is None:
-                        drawn, _ = context.prep_args_kwargs_from_strategies(handle._given_kwargs)
+                        try:
+                            drawn, _ = context.prep_args_kwargs_from_strategies(handle._given_kwargs)
+                        except (KeyboardInterrupt, SystemExit):
+                            raise
+                        except BaseException as err:  # noqa: BLE001 - no student code ran yet
+                            if stop is not None and type(err).__name__ == stop:
+                                raise  # the engine stopped this example there too
+                            return tape, NotKept()  # the choices do not make this example
                     else:
                         drawn = ahead[1]
                     _guarded(data, tape)
@@ -387,6 +408,8 @@ def _replayed(check, examples, fixtures: dict, view, made=None) -> tuple[Tape, B
             except BaseException as err:  # noqa: BLE001 - whatever it is, the engine decides
                 if stop is not None and type(err).__name__ == stop and tape.first_call_at is None:
                     continue  # the engine stopped this example there too, before any call
+                if stop is None and (type(err).__name__ == "StopTest" or data.misaligned_at is not None):
+                    return tape, NotKept()  # the kept choices ran out or did not fit: not the student's
                 return tape, err
             if stop is not None or tuple(data.choices) != tuple(choices) or data.misaligned_at is not None:
                 return tape, NotKept()
@@ -425,7 +448,8 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
     finally:
         view.tape = None
         COUNTS["answered"] += tape.answered
-    if stopped is not None and not isinstance(stopped, (DrawAfterCall, NotKept)):
+    from_disk = key in _FROM_DISK
+    if stopped is not None and not isinstance(stopped, (DrawAfterCall, NotKept)) and not from_disk:
         # The replay failed and the engine's run passed: the student's code answered
         # differently when the engine asked again. That failure must not be lost.
         if not isinstance(stopped, Exception):
@@ -434,5 +458,9 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
         flaky.grader_inputs = getattr(stopped, "grader_inputs", {})
         flaky.grader_calls = getattr(stopped, "grader_calls", ())
         raise flaky
+    # (Examples read from disk that failed where the engine's own run passed were not what the
+    # engine draws: a store from before a change its key missed, or a file made by hand. The
+    # engine's verdict stands, as without a store, and its own examples replace them.)
     if keep and not tape.drew_after_call and tape.seen:
         _KEPT[key] = tuple(tape.seen)
+        _FROM_DISK.discard(key)

@@ -69,11 +69,20 @@ class Collector:
         self.not_run: dict[tuple[str, str], tuple[str, ...]] = {}  # the checks each kept from running
         self.weak: dict[str, frozenset[str]] = {}  # exercise -> checks a do-nothing function passes
         self.answered: dict[str, int] = {}  # check -> how many calls of the student's code it got answers to
+        self.store = None  # the examples drawn by earlier runs (grader.engine.store), once collected
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
         """Before the plugin's own: this run's settings, and its submission opened already."""
         use_run(config, self.settings, self.submission)
+
+    def pytest_collection_finish(self, session):
+        """The checks are imported: the store's key can take in every module they loaded, and
+        its examples are read before the first check runs (sandboxed runs only)."""
+        if not self.submission.runs_here:
+            self.store = open_store(self.lesson, self.settings)
+            if self.store is not None:
+                self.store.load()
 
     def fault(self, place: tuple[Path, int], message: str, *, graded: bool = True, check: str = "") -> None:
         """Note a mistake of the lesson at ``place`` (a file of the lesson and its line): said
@@ -517,9 +526,6 @@ def run_checks(
         shown = submission.shown if isinstance(submission, Intake) else one_line(str(submission))
     settings = settle(settings, lesson.private)  # the level, decided here unless it was before
     opened = Submission(submission, lesson=lesson, settings=settings)
-    store = open_store(lesson, settings)  # the examples drawn by earlier runs (sandboxed only)
-    if store is not None:
-        store.load()
     collector = Collector(lesson, settings, opened)
     args = [
         *pytest_arguments(lesson, checks),
@@ -550,8 +556,8 @@ def run_checks(
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])
         raise GraderError(f"pytest stopped with exit code {int(code)}:\n{tail}")
-    if store is not None and not opened.runs_here:
-        store.save()  # what this run's engine drew, for the next run
+    if collector.store is not None and not opened.runs_here:
+        collector.store.save()  # what this run's engine drew, for the next run
     return Report(
         submission=shown,
         tests=tuple(collector.results),

@@ -8,13 +8,17 @@ back at the start of the next run that grades the same lesson in the same way, s
 next process replays instead of drawing: examples drawn once per lesson, checks and versions.
 
 The file is named by a key that changes whenever anything that decides the examples changes
-(:func:`store_key`): the lesson's checks and every course file they import (the reference too,
-as a batch's fingerprint takes it), the grader's own files, the Python, Hypothesis, numpy and
-pytest releases, the number of examples, the profile and the isolation level. Reading those
-files for every run would cost more than replay saves, so the key is remembered beside the
-store with the size, time and inode of every file it read (and the paths it looked at and found
-nothing): as long as none of them changed, the key is the one they gave, as ``make`` and
-Python's own bytecode cache decide.
+(:func:`store_key`, taken once the checks are collected): the lesson's checks and every course
+file they import (the reference too, as a batch's fingerprint takes it), every module the run
+loaded from outside Python's installation (a folder a pytest setting put on the path, say), the
+grader's own files, the Python, Hypothesis, numpy and pytest releases, the number of examples,
+the profile and the isolation level. Reading those files for every run would cost more than
+replay saves, so the key is remembered beside the store with the size, time and inode of every
+file it read (and the paths it looked at and found nothing), and only if computing it twice gives
+it twice: as long as none of them changed, the key is the one they gave, as ``make`` and Python's
+own bytecode cache decide. Examples read back are believed only while they fit (see
+:func:`grader.engine.replay.run`): one that cannot be drawn from its choices, or that fails where
+the engine's own run passes, leaves the verdict to the engine.
 
 What it is, and why that is safe:
 
@@ -25,11 +29,13 @@ What it is, and why that is safe:
   as root (the student's code runs as a user of its own, who can neither read nor write it).
   At the ``process`` level as an ordinary user, the student's code runs as the grader's own
   user, so no store is read or written there.
-* Read only where this user made it: the folder and each file owned by the grader's user, not
-  a link, readable and writable by nobody else (hidden checks' examples are in it), a regular
-  file of at most :data:`MAX_FILE` bytes opened without following a link; its text is JSON of a
-  fixed shape (numbers, strings and lists), checked whole by :func:`grader.engine.replay.adopt`
-  before anything is used. Anything else is ignored (a word on stderr), and the run draws its
+* Read only where this user made it: the folder reached from ``/`` one name at a time without
+  following a link, through folders only root or this user can change, and then used through
+  that descriptor alone; the folder and each file owned by the grader's user, readable and
+  writable by nobody else (hidden checks' examples are in it), a regular file with one name of at
+  most :data:`MAX_FILE` bytes; its text is JSON of a fixed shape (numbers, strings and lists,
+  every property with an example that ran), checked whole by
+  :func:`grader.engine.replay.adopt_items` before anything is used. Anything else is ignored (a word on stderr), and the run draws its
   examples under the engine, as without a store: a store can make a grade faster, never
   different.
 * Outside every course (by default the user's cache folder): a release, a Gradescope bundle or
@@ -41,10 +47,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import secrets
 import stat
 import struct
 import sys
-import tempfile
 from pathlib import Path
 
 import hypothesis
@@ -74,36 +81,67 @@ _MEMO = "keys.json"
 
 # ----------------------------------------------------------------------------- the folder
 
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: The name of a file of kept examples (a key, :func:`store_key`); nothing else is ever removed.
+_KEPT_NAME = re.compile(r"[0-9a-f]{40}\.json")
 
-def _private_folder(folder: Path, *, create: bool) -> bool:
-    """Whether ``folder`` is a folder of this user's that nobody else may enter (made so, with
-    its parents, if ``create``)."""
-    if create:
-        try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError:
-            return False
+
+def _safe_on_the_way(info: os.stat_result) -> bool:
+    """Whether a folder on the way to the store can be changed by no one but root and this user
+    (a folder others may write to must be sticky, as /tmp is: none can move what is not theirs)."""
+    if info.st_uid not in (0, os.geteuid()):
+        return False
+    return not info.st_mode & 0o022 or bool(info.st_mode & stat.S_ISVTX)
+
+
+def _private_folder(folder: Path, *, create: bool) -> int | None:
+    """A descriptor of ``folder`` if it is a folder of this user's that nobody else may enter
+    (made so, with the folders on the way, if ``create``), reached from ``/`` one name at a time,
+    never through a link, every folder on the way safe (:func:`_safe_on_the_way`); else None.
+    Every later use of the store goes through this descriptor, so that nothing renamed or linked
+    on the way afterwards (by a student's process at the ``process`` level, say) can move it."""
+    names = Path(os.path.abspath(folder)).parts[1:]
     try:
-        info = os.lstat(folder)
+        fd = os.open("/", _DIRECTORY)
     except OSError:
-        return False
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        return False
-    if info.st_mode & 0o077:
-        if not create:
-            return False
-        try:
-            os.chmod(folder, 0o700)  # ours: made private before anything is written there
-        except OSError:
-            return False
-    return True
-
-
-def _read(path: Path) -> bytes | None:
-    """The bytes of ``path`` if it is a private regular file of this user's of at most
-    :data:`MAX_FILE` bytes; else None."""
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        for name in names:
+            if not _safe_on_the_way(os.fstat(fd)):
+                return None
+            try:
+                inner = os.open(name, _DIRECTORY, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    return None
+                try:
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile by another process: opened below as any other
+                inner = os.open(name, _DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid():
+            return None
+        if info.st_mode & 0o077:
+            if not create:
+                return None
+            os.fchmod(fd, 0o700)  # ours: made private before anything is written there
+        kept, fd = fd, -1
+        return kept
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _read(folder: int, name: str) -> bytes | None:
+    """The bytes of the file ``name`` of the folder ``folder`` (a descriptor) if it is a private
+    regular file of this user's, with no other name, of at most :data:`MAX_FILE` bytes; else None."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
     except OSError:
         return None
     try:
@@ -112,6 +150,7 @@ def _read(path: Path) -> bytes | None:
             not stat.S_ISREG(info.st_mode)
             or info.st_uid != os.geteuid()
             or info.st_mode & 0o077
+            or info.st_nlink != 1
             or info.st_size > MAX_FILE
         ):
             return None
@@ -123,30 +162,38 @@ def _read(path: Path) -> bytes | None:
         os.close(fd)
 
 
-def _write(folder: Path, name: str, data: bytes) -> None:
-    """Write ``folder/name`` whole or not at all (another process may read it meanwhile)."""
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".writing-")  # private: 0600
+def _write(folder: int, name: str, data: bytes) -> None:
+    """Write the file ``name`` of the folder ``folder`` (a descriptor) whole or not at all
+    (another process may read it meanwhile); private to this user."""
+    temporary = f".writing-{secrets.token_hex(8)}"
+    fd = os.open(
+        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder
+    )
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        os.replace(temporary, folder / name)
+        os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         try:
-            os.unlink(temporary)
+            os.unlink(temporary, dir_fd=folder)
         except OSError:
             pass
         raise
 
 
-def _prune(folder: Path) -> None:
-    """Keep the :data:`MAX_FILES` newest files of examples (old keys are never read again)."""
+def _prune(folder: int) -> None:
+    """Keep the :data:`MAX_FILES` newest files of examples (old keys are never read again);
+    only files of this user's named as a key are ever removed."""
     try:
-        files = [e for e in os.scandir(folder) if e.name.endswith(".json") and e.name != _MEMO]
-        if len(files) <= MAX_FILES:
-            return
-        files.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns)
-        for entry in files[: len(files) - MAX_FILES]:
-            os.unlink(entry.path)
+        files = []
+        for entry in os.scandir(folder):
+            if _KEPT_NAME.fullmatch(entry.name):
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid():
+                    files.append((info.st_mtime_ns, entry.name))
+        files.sort()
+        for _, name in files[: max(0, len(files) - MAX_FILES)]:
+            os.unlink(name, dir_fd=folder)
     except OSError:
         pass
 
@@ -165,7 +212,9 @@ def _stat(path: str) -> list | None:
 def _remembered(memo: dict, name: str, listed: list[str], compute) -> str:
     """The digest ``compute(probed)`` gives, remembered in ``memo[name]`` with the state of every
     path it looked at: reused while each is as it was and every path of ``listed`` (what a
-    walk finds now) is among them; else computed again."""
+    walk finds now) is among them; else computed again. A digest is remembered only if a second
+    computation, after the states were taken, gives it again: a file saved while the first read
+    it is not paired with what it held before."""
     entry = memo.get(name)
     if (
         isinstance(entry, dict)
@@ -177,16 +226,32 @@ def _remembered(memo: dict, name: str, listed: list[str], compute) -> str:
             return entry["digest"]
     probed: dict[str, bool] = {}
     digest = compute(probed)
-    memo.pop(name, None)
-    memo[name] = {"paths": {path: _stat(path) for path in sorted(probed)}, "digest": digest}
-    while len(memo) > MAX_REMEMBERED:
-        del memo[next(iter(memo))]  # the one computed longest ago
+    states = {path: _stat(path) for path in sorted(probed)}
+    again: dict[str, bool] = {}
+    if compute(again) == digest and set(again) == set(probed):
+        memo.pop(name, None)
+        memo[name] = {"paths": states, "digest": digest}
+        while len(memo) > MAX_REMEMBERED:
+            del memo[next(iter(memo))]  # the one computed longest ago
     return digest
 
 
-def _lesson_listed(lesson: Lesson) -> list[str]:
-    """What :func:`grader.core.fingerprint.lesson_files` starts from (a new check file is seen)."""
-    return [os.path.normpath(p) for p in [lesson.source, *files_under(lesson.checks)]]
+def _outside_python() -> list[str]:
+    """The files of the modules this process has loaded from outside Python's installation and
+    the grader's own package (a lesson's checks, and whatever they imported: a course file, a
+    folder a pytest setting or a conftest put on the path), in a fixed order."""
+    installed = tuple(
+        os.path.join(os.path.normpath(p), "") for p in {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    )
+    grader = os.path.join(os.path.normpath(PACKAGE), "")
+    found = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path.endswith(".py"):
+            path = os.path.normpath(os.path.abspath(path))
+            if not path.startswith(installed) and not path.startswith(grader):
+                found.add(path)
+    return sorted(found)
 
 
 def _grader_digest(probed: dict) -> str:
@@ -197,8 +262,8 @@ def _grader_digest(probed: dict) -> str:
 
 def store_key(lesson: Lesson, settings: Settings, memo: dict) -> str:
     """The name of the file ``lesson``'s examples are kept in, for a run with ``settings`` (its
-    level decided): every input of the examples, digested (see the module's text). ``memo``: the
-    remembered digests of files, updated where they changed."""
+    level decided), once the checks are collected: every input of the examples, digested (see
+    the module's text). ``memo``: the remembered digests of files, updated where they changed."""
     run = {
         "format": FORMAT,
         "python": sys.version,
@@ -212,8 +277,10 @@ def store_key(lesson: Lesson, settings: Settings, memo: dict) -> str:
         "checks": str(lesson.checks),
     }
     grader = _remembered(memo, "grader", [os.path.normpath(p) for p in files_under(PACKAGE)], _grader_digest)
+    loaded = [Path(p) for p in _outside_python()]
+    listed = [os.path.normpath(p) for p in [lesson.source, *files_under(lesson.checks), *loaded]]
     files = _remembered(
-        memo, f"lesson {lesson.checks}", _lesson_listed(lesson), lambda probed: lesson_digest(lesson, probed)
+        memo, f"lesson {lesson.checks}", listed, lambda probed: lesson_digest(lesson, probed, extra=loaded)
     )
     digest = hashlib.sha256(json.dumps(run, sort_keys=True).encode())
     digest.update(f"\0{grader}\0{files}".encode())
@@ -282,6 +349,8 @@ def _loaded(data: bytes) -> tuple:
             if not (isinstance(example, list) and len(example) == 2 and isinstance(example[0], list)):
                 raise ValueError("a kept example of an unknown shape")
             examples.append((tuple(_decoded(c) for c in example[0]), example[1]))
+        if not any(stop is None for _, stop in examples):
+            raise ValueError("a kept property with no example that ran")  # it would pass unrun
         items.append((tuple(prop[0]), tuple(examples)))
     return tuple(items)
 
@@ -290,46 +359,53 @@ def _loaded(data: bytes) -> tuple:
 
 
 class Store:
-    """The kept examples of one lesson, graded one way, in the store folder."""
+    """The kept examples of one lesson, graded one way, in the store folder (``folder``: its
+    descriptor, held for the process's life)."""
 
-    def __init__(self, folder: Path, name: str, lesson: Lesson):
+    def __init__(self, folder: int, where: Path, name: str, lesson: Lesson):
         self.folder = folder
+        self.where = where
         self.name = name
         self.lesson = lesson
-        self.known: set[tuple] = set()  # the keys read from the file (or written to it)
+        self.known: dict[tuple, tuple] = {}  # the examples read from the file (or written to it)
         self.loaded = False
+
+    @property
+    def file(self) -> str:
+        return f"{self.name}.json"
 
     def _mine(self, key: tuple) -> bool:
         return bool(key) and key[0] == str(self.lesson.checks)
 
     def load(self) -> int:
-        """Keep in this process (:func:`grader.engine.replay.adopt`) the examples of the store's
-        file; returns how many properties. A file that is not a private one of the right shape
-        is ignored whole (the engine draws, as without it). Read once per process."""
+        """Keep in this process (:func:`grader.engine.replay.adopt_items`) the examples of the
+        store's file; returns how many properties. A file that is not a private one of the
+        right shape is ignored whole (the engine draws, as without it). Read once per process."""
         if self.loaded:
             return 0
         self.loaded = True
-        data = _read(self.folder / f"{self.name}.json")
+        data = _read(self.folder, self.file)
         if data is None:
             return 0
         try:
             items = tuple(item for item in _loaded(data) if self._mine(item[0]))
-            adopted = replay.adopt_items(items)
+            adopted = replay.adopt_items(items, from_disk=True)
         except ValueError as err:
-            print(f"grader: the kept examples in {self.folder} were not used ({err})", file=sys.stderr)
+            print(f"grader: the kept examples in {self.where} were not used ({err})", file=sys.stderr)
             return 0
-        self.known = {key for key, _ in items}
+        self.known = dict(items)
         return adopted
 
     def save(self) -> int:
-        """Write the examples of the lesson this process keeps and the file lacks (merged with
-        what the file holds now: another process may have written it); returns how many
-        properties were new. Never fails a grade: a store that cannot be written is skipped."""
+        """Write the examples of the lesson this process keeps that the file lacks or holds
+        otherwise (merged with what the file holds now: another process may have written it);
+        returns how many properties were written anew. Never fails a grade: a store that cannot
+        be written is skipped."""
         mine = {key: examples for key, examples in replay.items() if self._mine(key)}
-        new = set(mine) - self.known
+        new = {key for key, examples in mine.items() if self.known.get(key) != examples}
         if not new:
             return 0
-        data = _read(self.folder / f"{self.name}.json")
+        data = _read(self.folder, self.file)
         if data is not None:
             try:
                 for key, examples in _loaded(data):
@@ -338,13 +414,11 @@ class Store:
             except ValueError:
                 pass  # rewritten whole from what this process knows
         try:
-            _write(
-                self.folder, f"{self.name}.json", _dumped(sorted(mine.items(), key=lambda kv: repr(kv[0])))
-            )
+            _write(self.folder, self.file, _dumped(sorted(mine.items(), key=lambda kv: repr(kv[0]))))
             _prune(self.folder)
         except OSError:
             return 0
-        self.known = set(mine)
+        self.known = mine
         return len(new)
 
 
@@ -354,20 +428,23 @@ _OPENED: dict[tuple, Store | None] = {}
 
 def open_store(lesson: Lesson, settings: Settings) -> Store | None:
     """The store of ``lesson`` graded with ``settings`` (its level decided), or None where none
-    is used: replay off, no store folder, grading in the checker's own process (``none``), or a
-    folder that is not this user's private one. Opened once per process."""
+    is used: replay off, no store folder, grading in the checker's own process (``none``), at
+    the ``process`` level as an ordinary user, or a folder that is not this user's private one
+    (:func:`_private_folder`). Opened once per process, after the checks are collected (the
+    key takes in the modules they loaded)."""
     if not settings.replay or settings.store is None or settings.level in (None, Isolation.NONE):
         return None
     if settings.level is Isolation.PROCESS and os.geteuid() != 0:
         return None  # the student's code runs as this very user there: it could write the store
-    folder = Path(settings.store)
-    opened = (str(folder), str(lesson.checks), settings.examples, str(settings.profile), str(settings.level))
+    where = Path(settings.store)
+    opened = (str(where), str(lesson.checks), settings.examples, str(settings.profile), str(settings.level))
     if opened in _OPENED:
         return _OPENED[opened]
     store = None
-    if _private_folder(folder, create=True):
+    folder = _private_folder(where, create=True)
+    if folder is not None:
         try:
-            raw = _read(folder / _MEMO)
+            raw = _read(folder, _MEMO)
             memo = json.loads(raw) if raw is not None else {}
             memo = memo if isinstance(memo, dict) else {}
         except (ValueError, RecursionError):
@@ -377,8 +454,10 @@ def open_store(lesson: Lesson, settings: Settings) -> Store | None:
             name = store_key(lesson, settings, memo)
         except Exception:  # noqa: BLE001 - a lesson's file that cannot be read: the run says so itself
             name = None
-        if name is not None:
-            store = Store(folder, name, lesson)
+        if name is None:
+            os.close(folder)
+        else:
+            store = Store(folder, where, name, lesson)
             if json.dumps(memo) != before:
                 try:
                     _write(folder, _MEMO, json.dumps(memo).encode())
