@@ -1,7 +1,16 @@
 """``python -m grader``: see grader.cli."""
 
 import gc
+import os
 import sys
+
+# The folder the grader was started from is no place to import from: ``python -m`` puts it first
+# on the path, and a file there named as a module the grader or numpy imports (``resource.py``,
+# ``ctypes.py``) would run as the grader's user, root included, where the folder is one a
+# student's process can write to (a shared scratch folder, at the process level). It goes, as
+# Python's -P does; the grader itself is imported already.
+_here = os.getcwd()
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", _here)]
 
 # Importing the grader (numpy, Hypothesis, pytest) allocates much and frees almost nothing: no
 # collection while it runs, and what it built is set aside for good (frozen), so that the

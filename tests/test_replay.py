@@ -233,6 +233,26 @@ def test_a_failure_seen_in_replay_is_never_lost(tmp_path, monkeypatch):
     assert "different results for the same input" in first["feedback"]
 
 
+def test_examples_from_disk_that_fail_where_the_engine_passes_leave_the_verdict_to_the_engine(
+    tmp_path, monkeypatch
+):
+    """Examples read from the store on disk (grader.engine.store) were not drawn by an engine of
+    this run: should one fail where the engine's own run then passes, the engine's verdict
+    stands, as it would without a store (a stale or hand-made file is never the student's
+    fault). The same case as above, its examples marked as read from disk."""
+    import builtins
+
+    lesson, student = _toy(tmp_path)
+    student.write_text(lesson.solution.read_text() + FIRST_CALL_FAILS)
+    graded(lesson.solution, lesson, SANDBOXED)
+    replay.adopt_items(replay.items(), from_disk=True)
+    monkeypatch.setattr(replay.Tape, "__init__", _deaf)
+    monkeypatch.setattr(builtins, "_replay_first", 0, raising=False)
+    report = json.loads(graded(student, lesson, HERE))
+    first = next(t for t in report["tests"] if t["name"] == "centering_keeps_the_shape")
+    assert first["status"] == "passed", first
+
+
 _plain_init = replay.Tape.__init__
 
 

@@ -217,10 +217,16 @@ def test_a_store_file_of_the_wrong_shape_is_ignored_whole_in_words(filled, tmp_p
     assert graded(store)["counts"]["engine"] == 0
 
 
-def test_a_store_folder_someone_else_may_enter_is_made_private_or_left_alone(tmp_path):
+def test_a_store_folder_someone_else_may_enter_is_left_alone(tmp_path):
+    """A folder others may enter is never made private (it may be one they use: /tmp, say), nor
+    used; nor is a folder that is a link."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    os.chmod(shared, 0o1777)
+    out = graded(shared)
+    assert out["counts"]["replayed"] == 0 and out["report"]["score"] == out["report"]["max_score"]
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777 and not kept_files(shared)
     mine = tmp_path / "mine"
-    mine.mkdir(mode=0o777)
-    os.chmod(mine, 0o777)
     graded(mine)
     assert stat.S_IMODE(mine.stat().st_mode) == 0o700 and kept_files(mine)
     link = tmp_path / "link"
@@ -305,37 +311,37 @@ def test_a_module_the_checks_reach_through_the_path_is_in_the_key(tmp_path):
     assert graded(store, wrong, course=course)["report"] == alone["report"]
 
 
-def test_examples_on_disk_that_the_engine_would_not_draw_never_change_a_grade(tmp_path, large_only):
-    """What a store holds is replayed only while it fits: a stale file (here a strategy changed
-    under a file whose size, times and inode were put back, which fools the remembered key) or
-    one edited by hand gives the reports the engine gives alone; the engine's examples then
-    replace it."""
+def test_examples_on_disk_that_the_engine_would_not_draw_never_change_a_grade(filled, tmp_path, large_only):
+    """A check file changed in place with its size, times and inode put back (as ``touch -r`` or
+    ``cp -p`` leave it) is a new key all the same (its change time moved); and a store file
+    edited by hand (each example's choices cut short, or reversed) is replayed only while its
+    examples fit: every report is the engine's alone (the rule for an example from disk that
+    fails where the engine passes is in tests/test_replay.py)."""
     course = tmp_path / "toy"
     shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
     store = tmp_path / "store"
     graded(store, course=course)
     strategies = course / "tests" / "checks" / "toy" / "strategies.py"
     before = strategies.stat()
-    text = strategies.read_text()
-    for new in ("st.integers(4, 7)", "st.integers(2, 2)"):  # the kept sizes now out of range, or fewer draws
-        with open(strategies, "r+") as f:  # the same inode, the same size
-            f.write(text.replace("st.integers(1, 4)", new))
-        os.utime(strategies, ns=(before.st_atime_ns, before.st_mtime_ns))
-        assert strategies.stat().st_size == before.st_size
-        for path in (TOY.solution, large_only, TOY_BUGGY):
-            alone = graded(tmp_path / f"none-{new}", path, course=course)
-            stale = graded(store, path, course=course)
-            assert stale["report"] == alone["report"], (new, path.name)
-    (kept,) = kept_files(store)
+    with open(strategies, "r+") as f:  # the same inode, the same size
+        f.write(strategies.read_text().replace("st.integers(1, 4)", "st.integers(1, 6)"))
+    os.utime(strategies, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert strategies.stat().st_size == before.st_size and strategies.stat().st_ino == before.st_ino
+    assert graded(store, course=course)["counts"]["replayed"] == 0  # a new key
+    source, _ = filled
+    by_hand = tmp_path / "by-hand"
+    shutil.copytree(source, by_hand)
+    (kept,) = kept_files(by_hand)
     whole = json.loads(kept.read_text())
-    for prop in whole["properties"]:  # by hand: each example's choices cut short, or reversed
+    for prop in whole["properties"]:
         prop[1] = [[choices[: len(choices) // 2], stop] for choices, stop in prop[1][:3]] + [
             [list(reversed(choices)), stop] for choices, stop in prop[1][3:]
         ]
     kept.write_text(json.dumps(whole))
     os.chmod(kept, 0o600)
-    alone = graded(tmp_path / "none-by-hand", TOY.solution, course=course)
-    assert graded(store, TOY.solution, course=course)["report"] == alone["report"]
+    for path in (TOY.solution, large_only, TOY_BUGGY):
+        alone = graded(tmp_path / "none", path)
+        assert graded(by_hand, path)["report"] == alone["report"], path.name
 
 
 def test_a_store_whose_folder_is_swapped_for_a_link_after_it_was_opened_writes_nowhere_else(tmp_path):
@@ -412,10 +418,71 @@ def test_a_digest_is_remembered_only_if_computing_it_again_gives_it(tmp_path):
         return read[-1]
 
     memo: dict = {}
-    assert store._remembered(memo, "lesson", [str(path)], compute) == "old"
+    assert store._remembered(memo, "lesson", [str(path)], compute)[0] == "old"
     assert "lesson" not in memo
-    assert store._remembered(memo, "lesson", [str(path)], compute) == "new"
+    assert store._remembered(memo, "lesson", [str(path)], compute)[0] == "new"
     assert memo["lesson"]["digest"] == "new"
     assert (
-        store._remembered(memo, "lesson", [str(path)], compute) == "new" and len(read) == 4
+        store._remembered(memo, "lesson", [str(path)], compute)[0] == "new" and len(read) == 4
     )  # remembered: not computed again
+
+
+def test_nothing_is_kept_while_the_checks_read_a_course_file_the_key_does_not_take_in(tmp_path):
+    """Checks that read a data file of the course (or import a module while drawing) depend on
+    something the key does not take in: nothing is written, so a change to it can never let
+    old examples through."""
+    course = tmp_path / "toy"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "data").mkdir()
+    (course / "data" / "limits.json").write_text('{"longest": 4}')
+    strategies = course / "tests" / "checks" / "toy" / "strategies.py"
+    strategies.write_text(
+        strategies.read_text()
+        .replace("import numpy as np\n", "import json\nfrom pathlib import Path\n\nimport numpy as np\n", 1)
+        .replace(
+            "draw(st.integers(1, 4))",
+            "draw(st.integers(1, json.loads((Path(__file__).parents[3] / 'data' / 'limits.json')"
+            ".read_text())['longest']))",
+        )
+    )
+    store = tmp_path / "store"
+    first = graded(store, course=course)
+    assert first["report"]["score"] == first["report"]["max_score"] and not kept_files(store)
+    assert graded(store, course=course)["counts"]["replayed"] == 0
+    (course / "data" / "limits.json").write_text('{"longest": 6}')
+    wrong = tmp_path / "wrong" / TOY.filename
+    wrong.parent.mkdir()
+    wrong.write_text(
+        TOY.solution.read_text()
+        + "\n\n_right = center_tokens\n\n\ndef center_tokens(x):\n"
+        + "    return _right(x) if x.shape[-2] < 5 else x\n"
+    )
+    alone = graded(tmp_path / "none", wrong, course=course)
+    assert alone["report"]["score"] < alone["report"]["max_score"]
+    assert graded(store, wrong, course=course)["report"] == alone["report"]
+
+
+def test_the_grader_imports_nothing_from_the_folder_it_was_started_in(tmp_path):
+    """``python -m`` puts the working folder first on the path; a file there named as a module
+    the grader or numpy imports later (a student's, left in a shared folder) must never run."""
+    for name in ("resource", "ctypes", "sqlite3"):
+        (tmp_path / f"{name}.py").write_text(
+            f"open({str(tmp_path / ('ran-' + name))!r}, 'w').close()\nraise ImportError('planted')\n"
+        )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            *("--course", str(TOY_COURSE), "--lesson", "toy"),
+            str(TOY.solution),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, STORE_VARIABLE: "off"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not list(tmp_path.glob("ran-*"))

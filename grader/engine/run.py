@@ -83,6 +83,7 @@ class Collector:
             self.store = open_store(self.lesson, self.settings)
             if self.store is not None:
                 self.store.load()
+                self.store.begin()
 
     def fault(self, place: tuple[Path, int], message: str, *, graded: bool = True, check: str = "") -> None:
         """Note a mistake of the lesson at ``place`` (a file of the lesson and its line): said

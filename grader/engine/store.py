@@ -44,6 +44,7 @@ What it is, and why that is safe:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -122,12 +123,8 @@ def _private_folder(folder: Path, *, create: bool) -> int | None:
             os.close(fd)
             fd = inner
         info = os.fstat(fd)
-        if info.st_uid != os.geteuid():
-            return None
-        if info.st_mode & 0o077:
-            if not create:
-                return None
-            os.fchmod(fd, 0o700)  # ours: made private before anything is written there
+        if info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            return None  # never made private here: it may be a folder others use (/tmp, say)
         kept, fd = fd, -1
         return kept
     except OSError:
@@ -206,15 +203,16 @@ def _stat(path: str) -> list | None:
         info = os.stat(path)
     except OSError:
         return None
-    return [info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev]
+    # the change time too: ``touch -r`` or ``cp -p`` can put the others back, never this
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev]
 
 
-def _remembered(memo: dict, name: str, listed: list[str], compute) -> str:
+def _remembered(memo: dict, name: str, listed: list[str], compute) -> tuple[str, set[str]]:
     """The digest ``compute(probed)`` gives, remembered in ``memo[name]`` with the state of every
     path it looked at: reused while each is as it was and every path of ``listed`` (what a
     walk finds now) is among them; else computed again. A digest is remembered only if a second
     computation, after the states were taken, gives it again: a file saved while the first read
-    it is not paired with what it held before."""
+    it is not paired with what it held before. Returns the digest and the paths it took in."""
     entry = memo.get(name)
     if (
         isinstance(entry, dict)
@@ -223,7 +221,7 @@ def _remembered(memo: dict, name: str, listed: list[str], compute) -> str:
     ):
         paths = entry["paths"]
         if all(path in paths for path in listed) and all(_stat(path) == then for path, then in paths.items()):
-            return entry["digest"]
+            return entry["digest"], set(paths)
     probed: dict[str, bool] = {}
     digest = compute(probed)
     states = {path: _stat(path) for path in sorted(probed)}
@@ -233,7 +231,7 @@ def _remembered(memo: dict, name: str, listed: list[str], compute) -> str:
         memo[name] = {"paths": states, "digest": digest}
         while len(memo) > MAX_REMEMBERED:
             del memo[next(iter(memo))]  # the one computed longest ago
-    return digest
+    return digest, set(probed)
 
 
 def _outside_python() -> list[str]:
@@ -260,10 +258,11 @@ def _grader_digest(probed: dict) -> str:
     return grader_digest()
 
 
-def store_key(lesson: Lesson, settings: Settings, memo: dict) -> str:
+def store_key(lesson: Lesson, settings: Settings, memo: dict) -> tuple[str, set[str]]:
     """The name of the file ``lesson``'s examples are kept in, for a run with ``settings`` (its
     level decided), once the checks are collected: every input of the examples, digested (see
-    the module's text). ``memo``: the remembered digests of files, updated where they changed."""
+    the module's text), and the files of the course it took in. ``memo``: the remembered
+    digests of files, updated where they changed."""
     run = {
         "format": FORMAT,
         "python": sys.version,
@@ -276,15 +275,17 @@ def store_key(lesson: Lesson, settings: Settings, memo: dict) -> str:
         "level": str(settings.level),
         "checks": str(lesson.checks),
     }
-    grader = _remembered(memo, "grader", [os.path.normpath(p) for p in files_under(PACKAGE)], _grader_digest)
+    grader, _ = _remembered(
+        memo, "grader", [os.path.normpath(p) for p in files_under(PACKAGE)], _grader_digest
+    )
     loaded = [Path(p) for p in _outside_python()]
     listed = [os.path.normpath(p) for p in [lesson.source, *files_under(lesson.checks), *loaded]]
-    files = _remembered(
+    files, taken = _remembered(
         memo, f"lesson {lesson.checks}", listed, lambda probed: lesson_digest(lesson, probed, extra=loaded)
     )
     digest = hashlib.sha256(json.dumps(run, sort_keys=True).encode())
     digest.update(f"\0{grader}\0{files}".encode())
-    return digest.hexdigest()[:40]
+    return digest.hexdigest()[:40], taken
 
 
 # ----------------------------------------------------------------------------- the choices
@@ -355,6 +356,42 @@ def _loaded(data: bytes) -> tuple:
     return tuple(items)
 
 
+# ----------------------------------------------------------------------------- what a run read
+
+#: The files opened in this process since :func:`_record` began (None: not recording), read by
+#: an audit hook (:func:`sys.addaudithook`, installed once, with the first store opened).
+_OPENED_FILES: set[str] | None = None
+_HOOKED = False
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and _OPENED_FILES is not None and args:
+        path = args[0]
+        if isinstance(path, (str, bytes)):
+            _OPENED_FILES.add(os.fsdecode(path))
+
+
+def _record() -> None:
+    """Note from now on every file this process opens (what a run's checks read besides the
+    files the key took in: a data file, a module imported while drawing)."""
+    global _OPENED_FILES, _HOOKED
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED = True
+    _OPENED_FILES = set()
+
+
+@contextlib.contextmanager
+def _unrecorded():
+    """The store's own reads and writes are not the run's."""
+    global _OPENED_FILES
+    kept, _OPENED_FILES = _OPENED_FILES, None
+    try:
+        yield
+    finally:
+        _OPENED_FILES = kept
+
+
 # ----------------------------------------------------------------------------- a run's store
 
 
@@ -362,13 +399,18 @@ class Store:
     """The kept examples of one lesson, graded one way, in the store folder (``folder``: its
     descriptor, held for the process's life)."""
 
-    def __init__(self, folder: int, where: Path, name: str, lesson: Lesson):
+    def __init__(self, folder: int, where: Path, name: str, lesson: Lesson, taken: set[str] = frozenset()):
         self.folder = folder
         self.where = where
         self.name = name
         self.lesson = lesson
+        self.taken = set(taken)  # the course's files the key took in
         self.known: dict[tuple, tuple] = {}  # the examples read from the file (or written to it)
         self.loaded = False
+
+    def begin(self) -> None:
+        """A run starts (its checks collected): what it opens from now on is noted (:meth:`untaken`)."""
+        _record()
 
     @property
     def file(self) -> str:
@@ -384,7 +426,8 @@ class Store:
         if self.loaded:
             return 0
         self.loaded = True
-        data = _read(self.folder, self.file)
+        with _unrecorded():
+            data = _read(self.folder, self.file)
         if data is None:
             return 0
         try:
@@ -403,8 +446,30 @@ class Store:
         be written is skipped."""
         mine = {key: examples for key, examples in replay.items() if self._mine(key)}
         new = {key for key, examples in mine.items() if self.known.get(key) != examples}
-        if not new:
+        if not new or self.untaken():
             return 0
+        with _unrecorded():
+            return self._write(mine, new)
+
+    def untaken(self, submission: str = "") -> list[str]:
+        """The files of the course this run read that the key did not take in (a data file the
+        checks open, a module a strategy imports while drawing), the submission's own and what
+        Python wrote itself apart: while there is any, nothing is written, since a change to
+        one would not change the key."""
+        root = os.path.join(os.path.normpath(os.path.abspath(self.lesson.root)), "")
+        loaded = {p for p in _outside_python() if p.startswith(root)}
+        opened = {os.path.normpath(os.path.abspath(p)) for p in (_OPENED_FILES or ())}
+        return sorted(
+            path
+            for path in (loaded | opened)
+            if path.startswith(root)
+            and path not in self.taken
+            and path != submission
+            and "__pycache__" not in path
+            and os.path.isfile(path)
+        )
+
+    def _write(self, mine: dict, new: set) -> int:
         data = _read(self.folder, self.file)
         if data is not None:
             try:
@@ -451,13 +516,13 @@ def open_store(lesson: Lesson, settings: Settings) -> Store | None:
             memo = {}
         before = json.dumps(memo)
         try:
-            name = store_key(lesson, settings, memo)
+            name, taken = store_key(lesson, settings, memo)
         except Exception:  # noqa: BLE001 - a lesson's file that cannot be read: the run says so itself
             name = None
         if name is None:
             os.close(folder)
         else:
-            store = Store(folder, where, name, lesson)
+            store = Store(folder, where, name, lesson, taken)
             if json.dumps(memo) != before:
                 try:
                     _write(folder, _MEMO, json.dumps(memo).encode())

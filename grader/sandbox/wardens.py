@@ -46,6 +46,11 @@ from pathlib import Path
 
 import numpy as np
 
+try:  # imported here, never in a child about to drop its privileges (which could find another)
+    import resource
+except ImportError:  # no such module (Windows): no sandbox there, and no limit to set
+    resource = None
+
 from ..core.errors import IsolationRefused
 from ..core.settings import Isolation, Settings
 from .clock import WALL_FACTOR
@@ -280,8 +285,6 @@ def _limit(memory: int):
     """Resource limits, applied in the child before it executes anything."""
 
     def apply():
-        import resource
-
         for which, value in [
             (resource.RLIMIT_AS, memory),
             (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
