@@ -82,7 +82,11 @@ _MEMO = "keys.json"
 
 # ----------------------------------------------------------------------------- the folder
 
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: How each folder on the way is opened (the flags Windows lacks are 0 there: no store is used
+#: there, where nothing is sandboxed, but this module is imported all the same).
+_DIRECTORY = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 #: The name of a file of kept examples (a key, :func:`store_key`); nothing else is ever removed.
 _KEPT_NAME = re.compile(r"[0-9a-f]{40}\.json")
 
