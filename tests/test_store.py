@@ -275,6 +275,21 @@ def test_no_store_where_the_students_code_runs_as_the_graders_own_user(tmp_path,
     store._OPENED.clear()
 
 
+def _holds_for_a_file_wrong_on_long_inputs_only(store: Path, course: Path, tmp_path: Path) -> None:
+    """A toy file wrong only for five tokens or more (what old examples of at most four would let
+    through) gets from ``store`` the report the engine gives it alone."""
+    wrong = tmp_path / "wrong" / TOY.filename
+    wrong.parent.mkdir()
+    wrong.write_text(
+        TOY.solution.read_text()
+        + "\n\n_right = center_tokens\n\n\ndef center_tokens(x):\n"
+        + "    return _right(x) if x.shape[-2] < 5 else x\n"
+    )
+    alone = graded(tmp_path / "none", wrong, course=course)
+    assert alone["report"]["score"] < alone["report"]["max_score"]
+    assert graded(store, wrong, course=course)["report"] == alone["report"]
+
+
 def _course_with_a_library(tmp_path: Path) -> Path:
     """The toy course with its strategies in ``lib/``, a folder pytest's own setting puts on the
     path (no import of the checks names it as a course file)."""
@@ -299,16 +314,7 @@ def test_a_module_the_checks_reach_through_the_path_is_in_the_key(tmp_path):
     library = course / "lib" / "toy_inputs.py"
     library.write_text(library.read_text().replace("st.integers(1, 4)", "st.integers(1, 6)"))
     assert graded(store, course=course)["counts"]["replayed"] == 0  # a new key
-    wrong = tmp_path / "wrong" / TOY.filename
-    wrong.parent.mkdir()
-    wrong.write_text(
-        TOY.solution.read_text()
-        + "\n\n_right = center_tokens\n\n\ndef center_tokens(x):\n"
-        + "    return _right(x) if x.shape[-2] < 5 else x\n"
-    )
-    alone = graded(tmp_path / "none", wrong, course=course)
-    assert alone["report"]["score"] < alone["report"]["max_score"]
-    assert graded(store, wrong, course=course)["report"] == alone["report"]
+    _holds_for_a_file_wrong_on_long_inputs_only(store, course, tmp_path)
 
 
 def test_examples_on_disk_that_the_engine_would_not_draw_never_change_a_grade(filled, tmp_path, large_only):
@@ -450,16 +456,7 @@ def test_nothing_is_kept_while_the_checks_read_a_course_file_the_key_does_not_ta
     assert first["report"]["score"] == first["report"]["max_score"] and not kept_files(store)
     assert graded(store, course=course)["counts"]["replayed"] == 0
     (course / "data" / "limits.json").write_text('{"longest": 6}')
-    wrong = tmp_path / "wrong" / TOY.filename
-    wrong.parent.mkdir()
-    wrong.write_text(
-        TOY.solution.read_text()
-        + "\n\n_right = center_tokens\n\n\ndef center_tokens(x):\n"
-        + "    return _right(x) if x.shape[-2] < 5 else x\n"
-    )
-    alone = graded(tmp_path / "none", wrong, course=course)
-    assert alone["report"]["score"] < alone["report"]["max_score"]
-    assert graded(store, wrong, course=course)["report"] == alone["report"]
+    _holds_for_a_file_wrong_on_long_inputs_only(store, course, tmp_path)
 
 
 def test_the_grader_imports_nothing_from_the_folder_it_was_started_in(tmp_path):
