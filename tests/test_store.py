@@ -483,3 +483,26 @@ def test_the_grader_imports_nothing_from_the_folder_it_was_started_in(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert not list(tmp_path.glob("ran-*"))
+
+
+def test_what_a_writer_killed_midway_left_is_removed_once_old(filled, tmp_path):
+    """A grader killed while writing leaves its temporary file: the next write removes it once it
+    is an hour old (a younger one may be another writer's, busy); nothing not named so is touched."""
+    source, _ = filled
+    store = tmp_path / "store"
+    shutil.copytree(source, store)
+    for kept in kept_files(store):
+        kept.unlink()  # so that the next grade writes
+    old, young, other = (
+        store / ".writing-0123456789abcdef",
+        store / ".writing-fedcba9876543210",
+        store / ".writing-x",
+    )
+    for path in (old, young, other):
+        path.write_text("{")
+        os.chmod(path, 0o600)
+    hours_ago = os.stat(old).st_mtime - 7200
+    os.utime(old, (hours_ago, hours_ago))
+    os.utime(other, (hours_ago, hours_ago))
+    graded(store)
+    assert kept_files(store) and not old.exists() and young.exists() and other.exists()

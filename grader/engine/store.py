@@ -53,6 +53,7 @@ import secrets
 import stat
 import struct
 import sys
+import time
 from pathlib import Path
 
 import hypothesis
@@ -87,8 +88,12 @@ _MEMO = "keys.json"
 _DIRECTORY = (
     os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 )
-#: The name of a file of kept examples (a key, :func:`store_key`); nothing else is ever removed.
+#: The name of a file of kept examples (a key, :func:`store_key`), and of one being written
+#: (:func:`_write`); nothing else is ever removed.
 _KEPT_NAME = re.compile(r"[0-9a-f]{40}\.json")
+_WRITING_NAME = re.compile(r"\.writing-[0-9a-f]{16}")
+#: Seconds after which a file being written is taken for one a killed writer left.
+ABANDONED_SECONDS = 3600
 
 
 def _safe_on_the_way(info: os.stat_result) -> bool:
@@ -183,17 +188,24 @@ def _write(folder: int, name: str, data: bytes) -> None:
 
 
 def _prune(folder: int) -> None:
-    """Keep the :data:`MAX_FILES` newest files of examples (old keys are never read again);
-    only files of this user's named as a key are ever removed."""
+    """Keep the :data:`MAX_FILES` newest files of examples (old keys are never read again), and
+    remove what a writer killed midway left (:func:`_write`'s temporaries, once older than
+    :data:`ABANDONED_SECONDS`); only files of this user's named so are ever removed."""
     try:
-        files = []
+        files, abandoned = [], []
         for entry in os.scandir(folder):
+            ours = _KEPT_NAME.fullmatch(entry.name) or _WRITING_NAME.fullmatch(entry.name)
+            if not ours:
+                continue
+            info = entry.stat(follow_symlinks=False)
+            if not (stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()):
+                continue
             if _KEPT_NAME.fullmatch(entry.name):
-                info = entry.stat(follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid():
-                    files.append((info.st_mtime_ns, entry.name))
+                files.append((info.st_mtime_ns, entry.name))
+            elif time.time() - info.st_mtime > ABANDONED_SECONDS:
+                abandoned.append(entry.name)
         files.sort()
-        for _, name in files[: max(0, len(files) - MAX_FILES)]:
+        for name in [*abandoned, *(name for _, name in files[: max(0, len(files) - MAX_FILES)])]:
             os.unlink(name, dir_fd=folder)
     except OSError:
         pass
