@@ -125,13 +125,18 @@ def large_only(tmp_path_factory) -> Path:
     return path
 
 
+def _edited(kept: Path, edit) -> bytes:
+    """The text of the store file ``kept`` with each property's examples made ``edit(examples)``."""
+    whole = json.loads(kept.read_text())
+    for prop in whole["properties"]:
+        prop[1] = edit(prop[1])
+    return json.dumps(whole).encode()
+
+
 def _poisoned(kept: Path) -> bytes:
     """The kept examples of ``kept`` cut to each property's first: of the right shape, and what
     would let a buggy file through if the store were believed."""
-    whole = json.loads(kept.read_text())
-    for prop in whole["properties"]:
-        prop[1] = prop[1][:1]
-    return json.dumps(whole).encode()
+    return _edited(kept, lambda examples: examples[:1])
 
 
 def _planted(store: Path, name: str, how: str, data: bytes, elsewhere: Path) -> None:
@@ -338,12 +343,15 @@ def test_examples_on_disk_that_the_engine_would_not_draw_never_change_a_grade(fi
     by_hand = tmp_path / "by-hand"
     shutil.copytree(source, by_hand)
     (kept,) = kept_files(by_hand)
-    whole = json.loads(kept.read_text())
-    for prop in whole["properties"]:
-        prop[1] = [[choices[: len(choices) // 2], stop] for choices, stop in prop[1][:3]] + [
-            [list(reversed(choices)), stop] for choices, stop in prop[1][3:]
-        ]
-    kept.write_text(json.dumps(whole))
+    kept.write_bytes(
+        _edited(
+            kept,
+            lambda examples: (
+                [[choices[: len(choices) // 2], stop] for choices, stop in examples[:3]]
+                + [[list(reversed(choices)), stop] for choices, stop in examples[3:]]
+            ),
+        )
+    )
     os.chmod(kept, 0o600)
     for path in (TOY.solution, large_only, TOY_BUGGY):
         alone = graded(tmp_path / "none", path)
@@ -397,10 +405,7 @@ def test_a_kept_property_with_no_example_that_ran_is_not_believed(filled, tmp_pa
     store = tmp_path / "store"
     shutil.copytree(source, store)
     (kept,) = kept_files(store)
-    whole = json.loads(kept.read_text())
-    for prop in whole["properties"]:
-        prop[1] = [] if cut == "no example" else [[[], "StopTest"]]
-    kept.write_text(json.dumps(whole))
+    kept.write_bytes(_edited(kept, lambda examples: [] if cut == "no example" else [[[], "StopTest"]]))
     os.chmod(kept, 0o600)
     out = graded(store, TOY.stubs)
     assert out["counts"]["replayed"] == 0 and out["report"]["score"] == 0

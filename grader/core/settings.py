@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .enums import StrEnum
 from .errors import LessonError
@@ -240,43 +240,46 @@ def decoded(text: str, *, lesson_exercises: tuple[str, ...] | None = None, envir
     if not isinstance(limits, dict) or set(limits) != {"call_timeout", "total_timeout", "memory"}:
         raise ValueError("settings' limits are call_timeout, total_timeout and memory")
 
-    def seconds(name: str) -> float:
-        value = limits[name]
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not (math.isfinite(value) and value > 0)
-        ):
-            raise ValueError(f"settings' {name} must be a number of seconds above 0")
-        return float(value)
-
+    seconds = [limits[name] for name in ("call_timeout", "total_timeout")]
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in seconds):
+        raise ValueError("settings' timeouts must be numbers of seconds")
     memory = limits["memory"]
     if isinstance(memory, bool) or not isinstance(memory, int) or memory < 1:
         raise ValueError("settings' memory must be a number of bytes above 0")
     examples = body["max_examples"]
-    if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int) or examples < 1):
-        raise ValueError("settings' max_examples must be at least 1")
+    if examples is not None and (isinstance(examples, bool) or not isinstance(examples, int)):
+        raise ValueError("settings' max_examples must be a whole number")
     exercises = body["exercises"]
-    if exercises is not None:
-        if not isinstance(exercises, list) or not all(isinstance(e, str) for e in exercises):
-            raise ValueError("settings' exercises must be a list of names")
-        unknown = [e for e in exercises if lesson_exercises is not None and e not in lesson_exercises]
-        if unknown:
-            raise ValueError(f"settings name an exercise the lesson lacks: {unknown[0]!r}")
+    if exercises is not None and not (
+        isinstance(exercises, list) and all(isinstance(e, str) for e in exercises)
+    ):
+        raise ValueError("settings' exercises must be a list of names")
+    for name in ("isolation", "profile"):
+        if not isinstance(body[name], str):
+            raise ValueError(f"settings' {name} must be a name")
     for name in ("include_hidden", "replay", "store"):
         if not isinstance(body[name], bool):
             raise ValueError(f"settings' {name} must be true or false")
-    return Settings(
-        isolation=Isolation(body["isolation"]),
-        limits=Limits(
-            call_timeout=seconds("call_timeout"), total_timeout=seconds("total_timeout"), memory=memory
-        ),
-        profile=Profile(body["profile"]),
-        max_examples=examples,
-        exercises=tuple(exercises) if exercises is not None else None,
-        include_hidden=body["include_hidden"],
-        replay=body["replay"],
-        store=_store_folder(environ) if body["store"] and body["replay"] else None,
+    try:  # every value as resolve checks one asked for on a command line
+        settings = resolve(
+            "grade-stream",
+            lesson_exercises=lesson_exercises,
+            isolation=body["isolation"],
+            only=tuple(exercises) if exercises is not None else None,
+            call_timeout=seconds[0],
+            total_timeout=seconds[1],
+            max_examples=examples,
+            explore=Profile(body["profile"]) is Profile.EXPLORE,
+            public=not body["include_hidden"],
+            replay=body["replay"],
+            environ=environ,
+        )
+    except LessonError as err:  # an exercise the lesson lacks
+        raise ValueError(f"settings: {err}") from None
+    return replace(
+        settings,
+        limits=replace(settings.limits, memory=memory),
+        store=settings.store if body["store"] else None,
     )
 
 

@@ -467,11 +467,11 @@ class Store:
         with _unrecorded():
             return self._write(mine, new)
 
-    def untaken(self, submission: str = "") -> list[str]:
+    def untaken(self) -> list[str]:
         """The files of the course this run read that the key did not take in (a data file the
-        checks open, a module a strategy imports while drawing), the submission's own and what
-        Python wrote itself apart: while there is any, nothing is written, since a change to
-        one would not change the key."""
+        checks open, a module a strategy imports while drawing), what Python wrote itself apart
+        (the submission was read before the run began, :meth:`begin`): while there is any,
+        nothing is written, since a change to one would not change the key."""
         root = os.path.join(os.path.normpath(os.path.abspath(self.lesson.root)), "")
         loaded = {p for p in _outside_python() if p.startswith(root)}
         opened = {os.path.normpath(os.path.abspath(p)) for p in (_OPENED_FILES or ())}
@@ -480,7 +480,6 @@ class Store:
             for path in (loaded | opened)
             if path.startswith(root)
             and path not in self.taken
-            and path != submission
             and "__pycache__" not in path
             and os.path.isfile(path)
         )
