@@ -46,7 +46,6 @@ and where they are not, every property runs under the engine (tests/test_replay.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import random
 from dataclasses import dataclass, replace
@@ -56,6 +55,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.errors import FlakyFailure
 
 from ..core.errors import StudentTimeout
+from ..core.exact import arguments_digest, copied
 
 try:  # private: see the module's text
     from hypothesis import control as _control
@@ -246,42 +246,20 @@ class NotKept(Exception):
     """A replayed example did not use the choices kept for it (never expected)."""
 
 
-def _digest(arguments: dict) -> bytes:
-    """A digest of a call's arguments, to tell whether the engine's call is the replayed one."""
-    h = hashlib.blake2b(digest_size=16)
-    for name, value in arguments.items():
-        h.update(name.encode())
-        if isinstance(value, np.ndarray):
-            h.update(f"{value.dtype.str}{value.shape}".encode())
-            h.update(np.ascontiguousarray(value).tobytes())
-        else:
-            h.update(repr(value).encode())
-        h.update(b"\0")
-    return h.digest()
-
-
-def _copied(value):
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, tuple):
-        return tuple(_copied(v) for v in value)
-    return value
-
-
 @dataclass(frozen=True)
 class _Answer:
     """One call of the student's code and what it came to: an outcome, or a time limit."""
 
     name: str
     audit: bool
-    digest: bytes
+    digest: bytes | None  # of the call's arguments; None: they cannot be compared, never answered
     outcome: object = None
     stopped: StudentTimeout | None = None
 
     def give(self):
         if self.stopped is not None:
             raise type(self.stopped)(self.stopped.message)
-        return replace(self.outcome, value=_copied(self.outcome.value))
+        return replace(self.outcome, value=copied(self.outcome.value))
 
 
 class Tape:
@@ -336,10 +314,10 @@ class Tape:
         if self.first_call_at is None:
             data = _data()
             self.first_call_at = 0 if data is None else len(data.choices)
-        digest = _digest(arguments) if (self.keep or self._playing) else b""
+        digest = arguments_digest(arguments) if (self.keep or self._playing) else None
         if self._playing:
             answer = self._playing.pop()
-            if (answer.name, answer.audit, answer.digest) == (name, audit, digest):
+            if digest is not None and (answer.name, answer.audit, answer.digest) == (name, audit, digest):
                 self.answered += 1
                 return answer.give()
             self._playing = None  # the engine's call is not the replayed one
@@ -352,7 +330,7 @@ class Tape:
             raise
         if self.keep:
             self.kept[-1].append(
-                _Answer(name, audit, digest, outcome=replace(outcome, value=_copied(outcome.value)))
+                _Answer(name, audit, digest, outcome=replace(outcome, value=copied(outcome.value)))
             )
         return outcome
 

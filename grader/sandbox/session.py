@@ -27,6 +27,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..core.errors import Failure, StudentError, StudentTimeout, Unfinished
+from ..core.exact import arguments_digest, nbytes
 from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
@@ -50,6 +51,8 @@ HELPER_ELEMENTS = 1 << 16
 HELPER_AXIS = 64
 #: Arguments a reference helper may be given, at most.
 HELPER_ARGUMENTS = 16
+#: The reference's answers a submission's sandbox keeps, at most (see Sandboxed.answered).
+HELPER_ANSWERS = 4096
 #: Seconds, and bytes of memory beyond what the grader already uses, one call of a reference
 #: helper may take on the trusted side: far more than the largest call the bounds above allow.
 HELPER_SECONDS = 2.0
@@ -105,11 +108,16 @@ class Sandboxed(Deadlined):
         level: Isolation = Isolation.NAMESPACES,
         limits: Limits | None = None,
         lesson,
+        remember: bool = True,
     ):
         self.isolation = level
         self.lesson = lesson  # its exercises and its file name go to the sandbox
         self.limits = limits = limits or Limits()
         self.helpers = helpers or {}
+        #: the reference's answers to the student's code, by helper and arguments (None: each
+        #: asked afresh): the reference is a function of its arguments, and shrinking asks it
+        #: the same question many times
+        self.answered: dict[tuple, dict] | None = {} if remember else None
         self.started = time.monotonic()
         self.watch: Stopwatch | None = None  # the clocks of the call (or load) being waited for
         self.worker_pid: int | None = None  # the worker, as this side's /proc numbers it
@@ -544,6 +552,20 @@ class Sandboxed(Deadlined):
         problem = _helper_arguments_problem(helper, [*args, *kwargs.values()])
         if problem:
             return {"type": "raise", "exc": "ValueError", "message": f"{helper}: {problem}"}
+        key = None
+        if self.answered is not None:
+            digest = arguments_digest({**{str(i): a for i, a in enumerate(args)}, **kwargs})
+            key = None if digest is None else (helper, len(args), digest)
+            if key in self.answered:
+                return self.answered[key]
+        reply = self._reference(exercise, helper, args, kwargs)
+        if key is not None and reply.get("exc") in (None, "ValueError", "TypeError"):
+            if len(self.answered) < HELPER_ANSWERS and nbytes(reply.get("value")) <= HELPER_ELEMENTS * 16:
+                self.answered[key] = reply  # sent as bytes each time: nothing changes it
+        return reply
+
+    def _reference(self, exercise: str, helper: str, args: tuple, kwargs: dict) -> dict:
+        """The reply of the reference's ``helper`` to the arguments, run within its limits."""
         try:
             with time_limit(HELPER_SECONDS), memory_limit(HELPER_MEMORY):
                 value = self.helpers[helper](*args, **kwargs)
