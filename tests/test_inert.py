@@ -17,7 +17,7 @@ from grader.formats.gradebook import Gradebook, Row
 from grader.formats.table import to_table
 from grader.formats.text import to_text
 
-from .support import ATTENTION, ON_TOY, ROOT, TOY
+from .support import ON_TOY, ROOT, TOY
 
 #: What a terminal acts on: escape, bell, carriage return, the one-byte CSI, backspace.
 RAW = ("\x1b", "\x07", "\r", "\x9b", "\x08")
@@ -100,31 +100,31 @@ def test_csv_cell_leaves_numbers_and_plain_text_alone(value):
 # -- the text and table reporters
 
 
-def _report(*, submission: str = "attention.py", problem: str = "", feedback: str = "") -> Report:
+def _report(*, submission: str = TOY.filename, problem: str = "", feedback: str = "") -> Report:
     failed = TestResult(
-        name="split_shape",
-        exercise="split_heads",
+        name="centered_shape",
+        exercise="center_tokens",
         max_score=3,
         score=0,
         status=Status.ERROR,
         visibility=Visibility.VISIBLE,
-        title="(..., T, D) becomes (..., H, T, D // H).",
+        title="The result has the shape of x.",
         message=feedback,
         counterexample="x = np.zeros((1, 6))" if feedback else "",
     )
-    passed = TestResult("split_dtype", "split_heads", 2, 2, Status.PASSED, Visibility.VISIBLE)
+    passed = TestResult("centered_dtype", "center_tokens", 2, 2, Status.PASSED, Visibility.VISIBLE)
     return Report(submission=submission, tests=(failed, passed), problem=problem)
 
 
 def test_text_report_shows_student_text_inert_and_keeps_its_lines():
     feedback = (
-        f"`split_heads` raised ValueError ({HOSTILE}).\nSmallest input found:\n    x = np.zeros((1, 6))"
+        f"`center_tokens` raised ValueError ({HOSTILE}).\nSmallest input found:\n    x = np.zeros((1, 6))"
     )
-    text = to_text(_report(submission=f"sub/{HOSTILE}/attention.py", feedback=feedback))
+    text = to_text(_report(submission=f"sub/{HOSTILE}/{TOY.filename}", feedback=feedback))
     assert_inert(text)
     assert "\\x1b[2J\\x1b]0;pwned\\x07 and\\x0dover \\u202egnp.exe \\ud800" in text
     assert "      Smallest input found:\n          x = np.zeros((1, 6))" in text  # still on its own lines
-    assert text.splitlines()[0] == one_line(f"Report for sub/{HOSTILE}/attention.py")
+    assert text.splitlines()[0] == one_line(f"Report for sub/{HOSTILE}/{TOY.filename}")
 
 
 def test_text_report_shows_a_problem_and_a_heading_inert():
@@ -138,7 +138,7 @@ def test_text_report_shows_a_problem_and_a_heading_inert():
 
 def test_table_shows_labels_and_problems_inert_one_line_each():
     rows = [(f"=evil\x1b[2J\nname{HOSTILE}", _report(problem=f"crashed\n{HOSTILE}")), ("ada", _report())]
-    table = to_table(rows, ATTENTION.exercises)
+    table = to_table(rows, TOY.exercises)
     assert_inert(table)
     lines = table.splitlines()
     assert len(lines) == 2 + 2 + 3  # header, rule, two rows; a blank, a title and one problem
@@ -150,16 +150,16 @@ def test_table_shows_labels_and_problems_inert_one_line_each():
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    """The reference with split_heads and merge_heads raising hostile messages, outside the project."""
+    """The reference with center_tokens and layer_norm raising hostile messages, outside the course."""
     folder = tmp_path_factory.mktemp("inert")
-    source = ATTENTION.solution.read_text(encoding="utf-8")
+    source = TOY.solution.read_text(encoding="utf-8")
     source += (
-        "\n\ndef split_heads(x, n_heads):\n"
+        "\n\ndef center_tokens(x):\n"
         f"    raise ValueError({HOSTILE!r})\n"
-        "\n\ndef merge_heads(x):\n"
+        "\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n"
         "    raise RuntimeError('line1\\nline2\\x1b[31mred\\x9b')\n"
     )
-    (folder / "attention.py").write_text(source, encoding="utf-8")
+    (folder / TOY.filename).write_text(source, encoding="utf-8")
     return folder
 
 
@@ -167,7 +167,7 @@ def _grader(folder, *args: str) -> subprocess.CompletedProcess:
     """``python -m grader ARGS`` run from ``folder``, with this checkout's grader, output as bytes."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run(
-        [sys.executable, "-m", "grader", *args, "--max-examples", "2"],
+        [sys.executable, "-m", "grader", *args, *ON_TOY, "--max-examples", "2"],
         cwd=folder,
         env=env,
         capture_output=True,
@@ -177,7 +177,7 @@ def _grader(folder, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("command, status", [("grade", 0), ("check", 1)])
 def test_text_report_of_a_hostile_submission_is_inert(hostile, command, status):
-    done = _grader(hostile, command, "attention.py")
+    done = _grader(hostile, command, TOY.filename)
     assert done.returncode == status, done.stderr.decode(errors="replace")[-3000:]
     for byte in (b"\x1b", b"\x07", b"\r", b"\xc2\x9b"):
         assert byte not in done.stdout, byte
@@ -190,13 +190,13 @@ def test_json_report_of_a_hostile_submission_carries_it_made_safe(hostile):
     """The message is made safe where it enters the grader, so the JSON (and whatever reads it:
     a database, a spreadsheet, a page) holds it written out: every character still told, none
     that acts, no lone surrogate that a UTF-8 reader would fail on."""
-    done = _grader(hostile, "grade", "attention.py", "--format", "json")
+    done = _grader(hostile, "grade", TOY.filename, "--format", "json")
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     assert all(byte not in done.stdout for byte in (b"\x1b", b"\x07", b"\r"))
     report = json.loads(done.stdout)
     feedback = {t["exercise"]: t["feedback"] for t in report["tests"] if t["status"] == "error"}
-    assert f"({visible(HOSTILE)})" in feedback["split_heads"]
-    assert "line1\nline2\\x1b[31mred\\x9b" in feedback["merge_heads"]  # its lines kept
+    assert f"({visible(HOSTILE)})" in feedback["center_tokens"]
+    assert "line1\nline2\\x1b[31mred\\x9b" in feedback["layer_norm"]  # its lines kept
     json.dumps(report, ensure_ascii=False).encode("utf-8")  # no lone surrogate left in it
 
 
@@ -218,12 +218,12 @@ def test_gradebook_csv_keeps_formula_ids_as_text(tmp_path):
     book = Gradebook(tmp_path / "grades.sqlite")
     for student in [*ATTACKS, "ada"]:
         book.record(
-            Row(student, Standing.GRADED, "f", "s", 42, 100, (ExerciseResult("split_heads", 11, 20),))
+            Row(student, Standing.GRADED, "f", "s", 42, 100, (ExerciseResult("center_tokens", 11, 20),))
         )
     book.record(
-        Row("penalised", Standing.GRADED, "f", "s", -2, 100, (ExerciseResult("split_heads", -2.5, 20),))
+        Row("penalised", Standing.GRADED, "f", "s", -2, 100, (ExerciseResult("center_tokens", -2.5, 20),))
     )
-    assert len(book.export_csv(tmp_path / "grades.csv", ATTENTION.exercises).rows) == len(ATTACKS) + 2
+    assert len(book.export_csv(tmp_path / "grades.csv", TOY.exercises).rows) == len(ATTACKS) + 2
     book.close()
     rows = _read_csv(tmp_path / "grades.csv")
     assert sorted(rows) == sorted(["'" + s for s in ATTACKS] + ["ada", "penalised"])

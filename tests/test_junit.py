@@ -90,7 +90,7 @@ def test_whatever_a_student_prints_stays_valid_xml():
         TestResult("b_check", "split_heads", 5, 0, Status.FAILED, Visibility.HIDDEN, message="secret"),
         TestResult("c_check", "merge_heads", 5, 5, Status.PASSED, Visibility.VISIBLE),
     )
-    xml = to_junit(Report("x.py", tests, problem="bad\x01file"), lesson="attention")
+    xml = to_junit(Report("x.py", tests, problem="bad\x01file"), lesson="toy")
     SCHEMA.validate(xml)
     root = ET.fromstring(xml)
     error = root.find("testsuite/testcase/error")

@@ -27,7 +27,8 @@ from grader.formats.gradebook import Gradebook, Row
 from grader.formats.json_report import from_dict
 from grader.formats.lms import Export, Layout, read_roster
 
-from .support import ATTENTION, ROOT, TOY_COURSE, graded_count, live_processes, python
+from .support import ROOT, TOY_COURSE, graded_count, live_processes, python
+from .support import TOY as TOY_LESSON
 
 TOY = TOY_COURSE / "solutions" / "toy.py"
 #: A file whose import raises an exception whose message is a lone surrogate.
@@ -173,10 +174,10 @@ def test_escapes_in_the_names_of_a_submission_without_grade_stay_out_of_its_repo
 
 
 def test_escapes_in_a_collected_students_name_stay_out_of_the_terminal(tmp_path, capsys):
-    (tmp_path / "course" / "submitted" / "\x1b]0;pwned\x07\x1b[2J" / "attention").mkdir(parents=True)
-    nbgrader_course.collect(lesson=ATTENTION, course_dir=tmp_path / "course", out_dir=tmp_path / "out")
+    (tmp_path / "course" / "submitted" / "\x1b]0;pwned\x07\x1b[2J" / TOY_LESSON.name).mkdir(parents=True)
+    nbgrader_course.collect(lesson=TOY_LESSON, course_dir=tmp_path / "course", out_dir=tmp_path / "out")
     said = capsys.readouterr().err
-    assert "\\x1b]0;pwned\\x07\\x1b[2J: no attention/attention.ipynb" in said
+    assert f"\\x1b]0;pwned\\x07\\x1b[2J: no {TOY_LESSON.name}/{TOY_LESSON.name}.ipynb" in said
     assert not any(c in said for c in RAW)
 
 
