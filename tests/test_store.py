@@ -76,6 +76,7 @@ def test_a_second_process_replays_what_the_first_kept_with_the_same_report(fille
     assert stat.S_IMODE(store.stat().st_mode) == 0o700 and stat.S_IMODE(kept.stat().st_mode) == 0o600
     again = graded(store)
     assert again["counts"]["engine"] == 0 and again["counts"]["replayed"] == first["counts"]["engine"]
+    assert again["counts"]["read"] > 0  # arguments read as written down, not drawn
     assert again["report"] == first["report"]
     # a submission that fails: its passing properties replay, the failing ones run under the
     # engine (with the replayed calls answered from the tape), and the report is the engine's
@@ -88,7 +89,7 @@ def test_a_second_process_replays_what_the_first_kept_with_the_same_report(fille
 def test_checking_in_the_students_own_process_neither_reads_nor_writes_the_store(filled, tmp_path):
     store, _ = filled
     here = graded(store, command="check")  # isolation none: the student's code in this process
-    assert here["counts"] == {"replayed": 0, "engine": 0, "answered": 0}  # replay off there, as before
+    assert here["counts"] == {"replayed": 0, "engine": 0, "answered": 0, "read": 0}  # replay off there
     fresh = tmp_path / "fresh"
     graded(fresh, command="check")
     assert not fresh.exists()
@@ -110,6 +111,27 @@ def test_a_changed_check_is_a_new_key_and_an_unchanged_course_reuses_its_key(fil
     # a new file among the checks is seen too, without any file that was read changing
     (course / "tests" / "checks" / "toy" / "helpers.py").write_text("SIZE = 3\n")
     assert graded(store, course=course)["counts"]["replayed"] == 0
+
+
+def test_arguments_written_down_that_do_not_read_back_are_drawn_from_their_choices(filled, tmp_path):
+    """An example whose written arguments cannot be read (here an array of Python objects, which
+    would be pointers, and a class from outside the lesson's checks) is drawn from its choices, as
+    without them: the same report, nothing said."""
+    source, first = filled
+    store = tmp_path / "store"
+    shutil.copytree(source, store)
+    (kept,) = kept_files(store)
+    bad = [
+        {"x": {"a": ["|O", [1], "AAAAAAAAAAA="]}},
+        {"x": {"c": ["grader.core.results:CallOutcome", []]}},
+    ]
+    kept.write_bytes(
+        _edited(kept, lambda examples: [[c, stop, bad[i % 2]] for i, (c, stop, _) in enumerate(examples)])
+    )
+    os.chmod(kept, 0o600)
+    again = graded(store)
+    assert again["counts"]["read"] == 0 and again["counts"]["engine"] == 0 and again["counts"]["replayed"] > 0
+    assert again["report"] == first["report"] and "Traceback" not in again["stderr"]
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +224,7 @@ def test_the_store_is_the_grading_sides_own_state_so_a_poisoned_private_file_wou
         b"",
         b"{",
         b"[]",
-        b'{"format": 1, "properties": [[["k"], [[{"a": 1}, null]]]]}',
+        b'{"format": 2, "properties": [[["k"], [[[{"a": 1}], null, null]]]]}',
         b"\xff\xfe",
         b"[" * 100000,
     ],
@@ -346,9 +368,9 @@ def test_examples_on_disk_that_the_engine_would_not_draw_never_change_a_grade(fi
     kept.write_bytes(
         _edited(
             kept,
-            lambda examples: (
-                [[choices[: len(choices) // 2], stop] for choices, stop in examples[:3]]
-                + [[list(reversed(choices)), stop] for choices, stop in examples[3:]]
+            lambda examples: (  # choices changed, and no arguments written down: the choices are drawn
+                [[choices[: len(choices) // 2], stop, None] for choices, stop, _ in examples[:3]]
+                + [[list(reversed(choices)), stop, None] for choices, stop, _ in examples[3:]]
             ),
         )
     )

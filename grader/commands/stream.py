@@ -141,8 +141,8 @@ def prime(lesson: Lesson, settings: Settings, *, scratch: Path) -> int:
         return 0
     finally:
         prepare_sandbox(lesson, settings)  # started again if the child's was not taken back
-    keep_on_disk(lesson, settings)  # the child wrote them; no later child writes them again
     predraw(lesson, settings)  # each child only calls the checks on the examples
+    keep_on_disk(lesson, settings)  # with their arguments written down; no later child writes them
     return adopted
 
 

@@ -56,6 +56,7 @@ from hypothesis.errors import FlakyFailure
 
 from ..core.errors import StudentTimeout
 from ..core.exact import arguments_digest, copied
+from .written import exact, read, written
 
 try:  # private: see the module's text
     from hypothesis import control as _control
@@ -67,6 +68,8 @@ except ImportError:  # pragma: no cover - a release outside the range refuses to
 
 __all__ = [
     "COUNTS",
+    "written_down",
+    "write_down",
     "Tape",
     "adopt",
     "adopt_items",
@@ -82,9 +85,10 @@ __all__ = [
 #: The examples of each property that passed under the engine in this process: key -> the
 #: choices of each example, in the order the engine ran them.
 _KEPT: dict[tuple, tuple[tuple, ...]] = {}
-#: How many properties this process passed by replay alone, ran under the engine, and how many
-#: of the student's calls the engine had answered from a tape (for tests and measurements).
-COUNTS = {"replayed": 0, "engine": 0, "answered": 0}
+#: How many properties this process passed by replay alone, ran under the engine, how many of the
+#: student's calls the engine had answered from a tape, and how many examples' arguments were read
+#: as written down instead of drawn (for tests and measurements).
+COUNTS = {"replayed": 0, "engine": 0, "answered": 0, "read": 0}
 #: The arguments of kept examples, drawn ahead (:func:`predraw`): key -> for each example, its
 #: ConjectureData (past the draws of the check's arguments) and those arguments, or None where
 #: the example is drawn when it is replayed. Each is used once, by the first replay of the key.
@@ -92,6 +96,9 @@ _DRAWN: dict[tuple, list] = {}
 #: The kept properties whose examples were read from the store on disk (:mod:`.store`), not drawn
 #: by an engine of this run or of the process that forked it.
 _FROM_DISK: set[tuple] = set()
+#: The drawn arguments of kept examples, written down (:mod:`.written`): key -> for each example,
+#: what :func:`grader.engine.written.written` wrote, or None where it is drawn from its choices.
+_WRITTEN: dict[tuple, tuple] = {}
 
 
 def supported() -> bool:
@@ -110,6 +117,7 @@ def forget() -> None:
     _KEPT.clear()
     _DRAWN.clear()
     _FROM_DISK.clear()
+    _WRITTEN.clear()
     COUNTS.update(dict.fromkeys(COUNTS, 0))
 
 
@@ -145,12 +153,13 @@ def items() -> tuple:
     return tuple(_KEPT.items())
 
 
-def adopt_items(items, *, from_disk: bool = False) -> int:
+def adopt_items(items, *, from_disk: bool = False, down: dict | None = None) -> int:
     """Keep ``items`` (in :func:`handed`'s shape, from wherever they were read: a child of this
     process, the store on disk), all or nothing: anything not of their exact shape is refused
     whole (ValueError). Returns how many properties were adopted. Examples ``from_disk`` were not
     drawn by an engine of this run: where one fails and the engine's run then passes, the
-    engine's verdict stands (:func:`run`)."""
+    engine's verdict stands (:func:`run`). ``down``: key -> the examples' arguments written down
+    (:data:`_WRITTEN`), for the keys that have them."""
     adopted = {}
     for item in items if isinstance(items, tuple) else [None]:
         if not (isinstance(item, tuple) and len(item) == 2):
@@ -169,6 +178,12 @@ def adopt_items(items, *, from_disk: bool = False) -> int:
                 raise ValueError("a kept example is of an unknown shape")
         adopted[key] = examples
     _KEPT.update(adopted)
+    for key, examples in adopted.items():
+        written_of = (down or {}).get(key)
+        if isinstance(written_of, tuple) and len(written_of) == len(examples):
+            _WRITTEN[key] = written_of
+        else:
+            _WRITTEN.pop(key, None)  # none for these examples: drawn from their choices
     if from_disk:
         _FROM_DISK.update(adopted)
     else:
@@ -210,7 +225,42 @@ def predraw(check, key: tuple) -> int:
     except Exception:  # noqa: BLE001 - not drawn ahead: the replay draws it, as without this
         return 0
     _DRAWN[key] = made
+    if key not in _WRITTEN:
+        _WRITTEN[key] = _down(key, examples, made)
     return sum(1 for one in made if one is not None)
+
+
+def _down(key: tuple, examples, made: list) -> tuple:
+    """The arguments of ``made`` (each kept example's data and drawn arguments, or None) written
+    down, each only if its draws took every choice of its example (nothing is drawn later, in
+    the check) and it reads back exactly; else None (drawn from its choices at replay)."""
+    out = []
+    for (choices, stop), one in zip(examples, made, strict=True):
+        down = None
+        if one is not None and stop is None and len(one[0].choices) == len(choices):
+            down = written(one[1])
+            if down is not None and not exact(down, key[0]):
+                down = None
+        out.append(down)
+    return tuple(out)
+
+
+def write_down(check, key: tuple) -> int:
+    """Write down (:data:`_WRITTEN`) the drawn arguments of each kept example of ``key`` that
+    has none, drawing them from their choices as :func:`predraw` does (``check``: what pytest
+    calls), for the store on disk (:mod:`.store`); returns how many examples were written down."""
+    if key in _WRITTEN or key not in _KEPT:
+        return 0
+    if predraw(check, key) == 0:  # its draws cannot be made ahead: none is written down
+        _WRITTEN[key] = (None,) * len(_KEPT[key])
+        return 0
+    _DRAWN.pop(key, None)  # drawn for writing down only: this process's next replay draws its own
+    return sum(1 for one in _WRITTEN.get(key, ()) if one is not None)
+
+
+def written_down(key: tuple) -> tuple | None:
+    """The kept examples' arguments of ``key`` written down (None for each not), or None."""
+    return _WRITTEN.get(key)
 
 
 def _generators() -> tuple:
@@ -351,16 +401,28 @@ def _guarded(data, tape: Tape):
     return data
 
 
-def _replayed(check, examples, fixtures: dict, view, made=None) -> tuple[Tape, BaseException | None]:
+def _replayed(
+    check, examples, fixtures: dict, view, made=None, key: tuple | None = None
+) -> tuple[Tape, BaseException | None]:
     """Call ``check``'s test on each example, in order; stop at the first that does not pass.
-    ``made``: the examples' arguments drawn ahead (:func:`predraw`), where they are.
+    ``made``: the examples' arguments drawn ahead (:func:`predraw`), where they are; else, where
+    the store wrote them down (:data:`_WRITTEN`, under ``key``), read back.
     Returns the tape and what stopped it (None: every example passed)."""
     handle = check.hypothesis
     tape = Tape(keep=True)
     view.tape = tape
+    down = _WRITTEN.get(key) if key is not None else None
     try:
         for number, (choices, stop) in enumerate(examples):
             ahead = made[number] if made is not None and number < len(made) else None
+            expected = tuple(choices)  # what the example's data holds once it ran
+            if ahead is None and down is not None and down[number] is not None:
+                try:  # read as written down: its draws took every choice, none is left to draw
+                    ahead = (_ConjectureData.for_choices(()), read(down[number], key[0]))
+                    expected = ()
+                    COUNTS["read"] += 1
+                except ValueError:
+                    ahead = None  # drawn from its choices, as without them
             data = _ConjectureData.for_choices(choices) if ahead is None else ahead[0]
             try:
                 with (
@@ -389,7 +451,7 @@ def _replayed(check, examples, fixtures: dict, view, made=None) -> tuple[Tape, B
                 if stop is None and (type(err).__name__ == "StopTest" or data.misaligned_at is not None):
                     return tape, NotKept()  # the kept choices ran out or did not fit: not the student's
                 return tape, err
-            if stop is not None or tuple(data.choices) != tuple(choices) or data.misaligned_at is not None:
+            if stop is not None or tuple(data.choices) != expected or data.misaligned_at is not None:
                 return tape, NotKept()
     finally:
         view.tape = None
@@ -409,7 +471,7 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
         return
     seen, stopped = None, None
     if examples is not None:
-        seen, stopped = _replayed(check, examples, fixtures, view, _DRAWN.pop(key, None))
+        seen, stopped = _replayed(check, examples, fixtures, view, _DRAWN.pop(key, None), key)
         if stopped is None:
             COUNTS["replayed"] += 1
             return
@@ -442,3 +504,4 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
     if keep and not tape.drew_after_call and tape.seen:
         _KEPT[key] = tuple(tape.seen)
         _FROM_DISK.discard(key)
+        _WRITTEN.pop(key, None)  # the engine's own examples: written down when stored

@@ -84,6 +84,10 @@ class Collector:
             if self.store is not None:
                 self.store.load()
                 self.store.begin()
+                for item in session.items:  # what draws each property's examples, to write them down
+                    lesson = lesson_of(item)
+                    if lesson is not None and getattr(item.obj, "hypothesis", None) is not None:
+                        self.store.checks[replay_key(item, lesson)] = item.obj
 
     def fault(self, place: tuple[Path, int], message: str, *, graded: bool = True, check: str = "") -> None:
         """Note a mistake of the lesson at ``place`` (a file of the lesson and its line): said

@@ -70,7 +70,7 @@ from . import replay
 __all__ = ["MAX_FILE", "Store", "open_store", "store_key"]
 
 #: The format of the files (a change of it is a new key).
-FORMAT = 1
+FORMAT = 2
 #: Largest file of the store read (a lesson's examples take about a fifth of a MiB).
 MAX_FILE = 16 << 20
 #: Files kept in the store folder; past it, the oldest are removed.
@@ -331,17 +331,28 @@ def _decoded(choice):
     return choice  # replay.adopt checks the rest
 
 
-def _dumped(items) -> bytes:
-    properties = [
-        [list(key), [[[_encoded(c) for c in choices], stop] for choices, stop in examples]]
-        for key, examples in items
-    ]
+def _dumped(items, down: dict) -> bytes:
+    """A file's bytes: each property's examples, each with its arguments written down
+    (:mod:`grader.engine.written`) where ``down`` has them."""
+    properties = []
+    for key, examples in items:
+        written = down.get(key) or (None,) * len(examples)
+        properties.append(
+            [
+                list(key),
+                [
+                    [[_encoded(c) for c in choices], stop, one]
+                    for (choices, stop), one in zip(examples, written, strict=True)
+                ],
+            ]
+        )
     return json.dumps({"format": FORMAT, "properties": properties}, separators=(",", ":")).encode()
 
 
-def _loaded(data: bytes) -> tuple:
-    """The kept items of a file's bytes, in :func:`grader.engine.replay.handed`'s shape; ValueError
-    for anything else (replay.adopt checks the rest)."""
+def _loaded(data: bytes) -> tuple[tuple, dict]:
+    """The kept items of a file's bytes, in :func:`grader.engine.replay.handed`'s shape, and the
+    arguments written down for them (key -> one per example, a JSON object or None, read and
+    checked only when replayed); ValueError for anything else (replay.adopt checks the rest)."""
     try:
         whole = json.loads(data)
     except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
@@ -352,7 +363,7 @@ def _loaded(data: bytes) -> tuple:
         or not isinstance(whole.get("properties"), list)
     ):
         raise ValueError("not a file of kept examples")
-    items = []
+    items, down = [], {}
     for prop in whole["properties"]:
         if not (
             isinstance(prop, list)
@@ -361,15 +372,22 @@ def _loaded(data: bytes) -> tuple:
             and isinstance(prop[1], list)
         ):
             raise ValueError("a kept property of an unknown shape")
-        examples = []
+        examples, written = [], []
         for example in prop[1]:
-            if not (isinstance(example, list) and len(example) == 2 and isinstance(example[0], list)):
+            if not (
+                isinstance(example, list)
+                and len(example) == 3
+                and isinstance(example[0], list)
+                and (example[2] is None or isinstance(example[2], dict))
+            ):
                 raise ValueError("a kept example of an unknown shape")
             examples.append((tuple(_decoded(c) for c in example[0]), example[1]))
+            written.append(example[2])
         if not any(stop is None for _, stop in examples):
             raise ValueError("a kept property with no example that ran")  # it would pass unrun
         items.append((tuple(prop[0]), tuple(examples)))
-    return tuple(items)
+        down[tuple(prop[0])] = tuple(written)  # None for each: none could be written down
+    return tuple(items), down
 
 
 # ----------------------------------------------------------------------------- what a run read
@@ -422,6 +440,8 @@ class Store:
         self.lesson = lesson
         self.taken = set(taken)  # the course's files the key took in
         self.known: dict[tuple, tuple] = {}  # the examples read from the file (or written to it)
+        self.known_down: set[tuple] = set()  # the properties whose arguments it holds written down
+        self.checks: dict[tuple, object] = {}  # key -> the check that draws its examples (this run's)
         self.loaded = False
 
     def begin(self) -> None:
@@ -447,12 +467,14 @@ class Store:
         if data is None:
             return 0
         try:
-            items = tuple(item for item in _loaded(data) if self._mine(item[0]))
-            adopted = replay.adopt_items(items, from_disk=True)
+            everything, down = _loaded(data)
+            items = tuple(item for item in everything if self._mine(item[0]))
+            adopted = replay.adopt_items(items, from_disk=True, down=down)
         except ValueError as err:
             print(f"grader: the kept examples in {self.where} were not used ({err})", file=sys.stderr)
             return 0
         self.known = dict(items)
+        self.known_down = {key for key, _ in items if key in down}
         return adopted
 
     def save(self) -> int:
@@ -462,7 +484,15 @@ class Store:
         be written is skipped."""
         mine = {key: examples for key, examples in replay.items() if self._mine(key)}
         new = {key for key, examples in mine.items() if self.known.get(key) != examples}
-        if not new or self.untaken():
+        if self.untaken():
+            return 0
+        for key in mine:  # written down once, for the next run (drawn again here, after this one)
+            if key in self.checks and replay.written_down(key) is None:
+                replay.write_down(self.checks[key], key)
+        new |= {key for key in mine if key not in self.known_down and replay.written_down(key) is not None}
+        # (a key whose examples none could be written down is written once all the same, with
+        # None for each: the next run does not try again)
+        if not new:
             return 0
         with _unrecorded():
             return self._write(mine, new)
@@ -485,20 +515,25 @@ class Store:
         )
 
     def _write(self, mine: dict, new: set) -> int:
+        down = {key: replay.written_down(key) for key in mine if replay.written_down(key) is not None}
         data = _read(self.folder, self.file)
         if data is not None:
             try:
-                for key, examples in _loaded(data):
+                everything, theirs = _loaded(data)
+                for key, examples in everything:
                     if self._mine(key) and key not in mine:
                         mine[key] = examples
+                        if key in theirs:
+                            down[key] = theirs[key]
             except ValueError:
                 pass  # rewritten whole from what this process knows
         try:
-            _write(self.folder, self.file, _dumped(sorted(mine.items(), key=lambda kv: repr(kv[0]))))
+            _write(self.folder, self.file, _dumped(sorted(mine.items(), key=lambda kv: repr(kv[0])), down))
             _prune(self.folder)
         except OSError:
             return 0
         self.known = mine
+        self.known_down = set(down)
         return len(new)
 
 

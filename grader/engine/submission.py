@@ -43,7 +43,6 @@ from ..sandbox.inprocess import InProcess, Refused
 from ..sandbox.inside.worker import compile_source, describe_signature, signature_text
 from ..sandbox.session import Sandboxed
 from ..sandbox.wardens import settle
-from .answers import Answers
 
 
 def load_reference(path: Path, exercises: tuple[str, ...]) -> dict:
@@ -83,17 +82,8 @@ def _recorded(arguments: dict, outcome) -> Call:
 class StudentView:
     """The student's functions as one exercise's checks see them."""
 
-    def __init__(
-        self,
-        executor: Executor,
-        exercise: str,
-        reference: dict,
-        replace=lambda: None,
-        answers: Answers | None = None,
-    ):
+    def __init__(self, executor: Executor, exercise: str, reference: dict, replace=lambda: None):
         self._executor = executor
-        self._answers = answers  # what the code answered before, in this submission (see .answers)
-        self._asked: set[tuple] = set()  # the keys answered from there in this example
         self._exercise = exercise
         self._replace = replace  # () -> the other graded functions the reference must stand in for
         self._reference = reference
@@ -113,7 +103,6 @@ class StudentView:
     def begin(self) -> None:
         """A new example starts: forget the calls of the last one."""
         self.calls.clear()
-        self._asked.clear()
         if self.tape is not None:
             self.tape.begin()
 
@@ -164,28 +153,10 @@ class StudentView:
         return outcome.value
 
     def _sent(self, name: str, arguments: dict, audit: bool):
-        """The call's outcome: as the code answered it before in an earlier example
-        (:mod:`.answers`), else as the executor runs it."""
-        replace_with = self._replace()
-        answers = self._answers
-        key = None if answers is None else answers.key(self._exercise, replace_with, name, audit, arguments)
-        if key is not None and key not in self._asked:
-            self._asked.add(key)  # asked again in this example, the code answers itself
-            kept = answers.get(key)
-            if kept is not None:
-                return kept
-        try:
-            if audit:
-                outcome = self._executor.audited_call(self._exercise, name, arguments, replace=replace_with)
-            else:
-                outcome = self._executor.call(self._exercise, name, arguments, replace=replace_with)
-        except BaseException:
-            if answers is not None:
-                answers.close(name)  # out of time, crashed, refused: the executor's rules from now on
-            raise
-        if key is not None:
-            answers.keep(key, outcome)
-        return outcome
+        """The call as the executor runs it."""
+        if audit:
+            return self._executor.audited_call(self._exercise, name, arguments, replace=self._replace())
+        return self._executor.call(self._exercise, name, arguments, replace=self._replace())
 
     def _approve(self, name: str, theirs) -> None:
         """Raise StudentError unless the student's ``name`` is a function with the right signature."""
@@ -252,8 +223,6 @@ class Submission:
                     remember=settings.replay,
                 )
         self._views: dict[str, StudentView] = {}
-        #: shared by every exercise's view (see .answers); off with replay, as every other reuse
-        self.answers = Answers() if settings.replay else None
         self._expected: dict[str, int] = {}  # exercise -> checks selected in this run
         self._done: dict[str, int] = {}
         self._failed: set[str] = set()
@@ -305,11 +274,7 @@ class Submission:
         """The functions as seen by ``exercise``'s checks (the others are the reference's)."""
         if exercise not in self._views:
             self._views[exercise] = StudentView(
-                self.executor,
-                exercise,
-                self.reference,
-                replace=lambda: self.replace_for(exercise),
-                answers=self.answers,
+                self.executor, exercise, self.reference, replace=lambda: self.replace_for(exercise)
             )
         return self._views[exercise]
 

@@ -1,0 +1,235 @@
+"""A property's drawn arguments written down as plain data, and read back as fresh objects.
+
+Replay (:mod:`.replay`) rebuilds each kept example by drawing it again from its choices, and
+drawing is a third of what a replayed grade costs. The store on disk (:mod:`.store`) therefore
+also keeps each example's arguments as they were drawn, written down here, so that a later
+grading process reads them instead of drawing them. Only what can be written down exactly and
+read back as the same thing is: arrays of numbers (dtype, shape and every byte), numbers (a
+float by its 8 bytes), strings, None, tuples, lists, dictionaries with string keys, and
+instances of the lesson's own dataclasses (a class defined in a module of the lesson's checks,
+already imported, rebuilt from its fields). Anything else (a Hypothesis ``data`` object, an
+array that is a view of another argument's memory, a read-only or non-contiguous array, a
+dataclass with fields its constructor does not take or attributes beyond its fields) leaves the
+example to be drawn as before, and so does an example whose arrays hold more than
+:data:`MAX_BYTES`. :func:`written` is checked by :func:`exact` before it is kept:
+what reads back must write down to the very same text.
+
+Reading (:func:`read`) never imports a module, never calls anything but a dataclass's own
+constructor of a class found as above, makes arrays only of numeric dtypes from their bytes,
+and refuses (ValueError) anything not of this shape.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+import struct
+import sys
+
+import numpy as np
+
+__all__ = ["exact", "read", "written"]
+
+#: The kinds of array written down (booleans, integers, floats, complex numbers).
+_NUMERIC = frozenset("biufc")
+#: How deep a written value may nest, and how many values it may hold in all.
+MAX_DEPTH = 16
+MAX_VALUES = 4096
+#: The bytes of arrays one example's arguments may hold to be written down: a larger example is
+#: drawn from its choices (numpy makes its numbers from a seed as fast as they are read, and the
+#: store's file stays small: a tenth of the examples would otherwise be most of it).
+MAX_BYTES = 8192
+
+
+class _Unwritable(Exception):
+    """A value that cannot be written down exactly."""
+
+
+def _array_ok(value: np.ndarray) -> bool:
+    dtype = value.dtype
+    return (
+        dtype.kind in _NUMERIC
+        and dtype.names is None
+        and dtype.subdtype is None
+        and value.flags.c_contiguous
+        and value.flags.writeable
+    )
+
+
+def _write(value, arrays: list, depth: int):
+    if depth > MAX_DEPTH:
+        raise _Unwritable
+    if type(value) is np.ndarray:
+        if not _array_ok(value):
+            raise _Unwritable
+        arrays.append(value)
+        return {"a": [value.dtype.str, list(value.shape), base64.b64encode(value.tobytes()).decode()]}
+    if isinstance(value, np.generic):
+        if value.dtype.kind not in _NUMERIC or type(value) is not value.dtype.type:
+            raise _Unwritable
+        return {"g": [value.dtype.str, base64.b64encode(value.tobytes()).decode()]}
+    if type(value) is bool or value is None:
+        return value
+    if type(value) is int:
+        return {"i": str(value)}  # any size, exactly
+    if type(value) is float:
+        return {"f": struct.pack(">d", value).hex()}  # every bit: -0.0, NaN's payload
+    if type(value) is str:
+        return {"s": value}
+    if type(value) in (tuple, list):
+        return {"t" if type(value) is tuple else "l": [_write(v, arrays, depth + 1) for v in value]}
+    if type(value) is dict:
+        if not all(type(k) is str for k in value):
+            raise _Unwritable
+        return {"d": [[k, _write(v, arrays, depth + 1)] for k, v in value.items()]}
+    cls = type(value)
+    if dataclasses.is_dataclass(cls) and not isinstance(value, type):
+        fields = dataclasses.fields(cls)
+        if any(not f.init for f in fields):
+            raise _Unwritable
+        names = {f.name for f in fields}
+        if hasattr(value, "__dict__") and set(vars(value)) - names:
+            raise _Unwritable
+        return {
+            "c": [
+                f"{cls.__module__}:{cls.__qualname__}",
+                [[f.name, _write(getattr(value, f.name), arrays, depth + 1)] for f in fields],
+            ]
+        }
+    raise _Unwritable
+
+
+def written(arguments: dict):
+    """``arguments`` (name -> drawn value) written down as plain JSON data, or None where any of
+    them cannot be (see the module's text), or two of their arrays share memory."""
+    arrays: list[np.ndarray] = []
+    try:
+        out = {name: _write(value, arrays, 0) for name, value in arguments.items()}
+    except (_Unwritable, RecursionError):
+        return None
+    if sum(a.nbytes for a in arrays) > MAX_BYTES:
+        return None
+    for i, a in enumerate(arrays):
+        for b in arrays[i + 1 :]:
+            if np.may_share_memory(a, b):
+                return None  # one argument a view of another's memory: read back apart, they would not be
+    return out
+
+
+class _Reader:
+    def __init__(self, checks: str):
+        self.checks = os.path.join(os.path.normpath(os.path.abspath(checks)), "")
+        self.values = 0
+
+    def _class(self, name) -> type:
+        if not isinstance(name, str) or name.count(":") != 1:
+            raise ValueError("a written class of an unknown shape")
+        module_name, qualname = name.split(":")
+        module = sys.modules.get(module_name)  # never imported here
+        where = getattr(module, "__file__", None)
+        if not isinstance(where, str) or not os.path.normpath(os.path.abspath(where)).startswith(self.checks):
+            raise ValueError(f"a written class from outside the lesson's checks ({name[:100]})")
+        found = module
+        for part in qualname.split("."):
+            if not part.isidentifier() or part.startswith("__"):
+                raise ValueError("a written class of an unknown shape")
+            found = vars(found).get(part) if isinstance(found, type) or found is module else None
+        if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+            raise ValueError(f"no dataclass {name[:100]} in the lesson's checks")
+        return found
+
+    def value(self, item, depth: int = 0):
+        self.values += 1
+        if depth > MAX_DEPTH or self.values > MAX_VALUES:
+            raise ValueError("written arguments too large")
+        if item is None or type(item) is bool:
+            return item
+        if not (type(item) is dict and len(item) == 1):
+            raise ValueError("a written value of an unknown shape")
+        ((tag, body),) = item.items()
+        if tag == "a" and type(body) is list and len(body) == 3:
+            return self._array(*body)
+        if tag == "g" and type(body) is list and len(body) == 2:
+            dtype, raw = self._dtype(body[0]), self._bytes(body[1])
+            if len(raw) != dtype.itemsize:
+                raise ValueError("a written number of the wrong size")
+            return np.frombuffer(raw, dtype=dtype)[0].copy()
+        if tag == "i" and type(body) is str and len(body) <= 64:
+            return int(body)
+        if tag == "f" and type(body) is str and len(body) == 16:
+            return struct.unpack(">d", bytes.fromhex(body))[0]
+        if tag == "s" and type(body) is str:
+            return body
+        if tag in ("t", "l") and type(body) is list:
+            items = [self.value(v, depth + 1) for v in body]
+            return tuple(items) if tag == "t" else items
+        if tag == "d" and type(body) is list:
+            return {self._key(pair): self.value(pair[1], depth + 1) for pair in body}
+        if tag == "c" and type(body) is list and len(body) == 2 and type(body[1]) is list:
+            cls = self._class(body[0])
+            fields = {self._key(pair): self.value(pair[1], depth + 1) for pair in body[1]}
+            if set(fields) != {f.name for f in dataclasses.fields(cls) if f.init}:
+                raise ValueError("a written dataclass with other fields than its class")
+            try:
+                return cls(**fields)
+            except Exception as err:  # noqa: BLE001 - the lesson's constructor refused them
+                raise ValueError(f"a written dataclass its class refused ({type(err).__name__})") from None
+        raise ValueError("a written value of an unknown kind")
+
+    @staticmethod
+    def _key(pair) -> str:
+        if not (type(pair) is list and len(pair) == 2 and type(pair[0]) is str):
+            raise ValueError("a written field of an unknown shape")
+        return pair[0]
+
+    @staticmethod
+    def _dtype(text) -> np.dtype:
+        if not (type(text) is str and len(text) <= 8):
+            raise ValueError("a written dtype of an unknown shape")
+        try:
+            dtype = np.dtype(text)
+        except TypeError:
+            raise ValueError("a written dtype numpy does not know") from None
+        if dtype.kind not in _NUMERIC or dtype.names is not None or dtype.subdtype is not None:
+            raise ValueError("a written dtype that is not a number's")
+        return dtype
+
+    @staticmethod
+    def _bytes(text) -> bytes:
+        if type(text) is not str:
+            raise ValueError("written bytes of an unknown shape")
+        try:
+            return base64.b64decode(text.encode("ascii"), validate=True)
+        except (ValueError, UnicodeEncodeError):
+            raise ValueError("written bytes that are not base64") from None
+
+    def _array(self, dtype, shape, raw) -> np.ndarray:
+        dtype = self._dtype(dtype)
+        if not (type(shape) is list and len(shape) <= 32 and all(type(n) is int and n >= 0 for n in shape)):
+            raise ValueError("a written shape of an unknown form")
+        data = self._bytes(raw)
+        if len(data) != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+            raise ValueError("a written array whose bytes do not fill its shape")
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+
+
+def read(data, checks: str) -> dict:
+    """Fresh arguments (name -> value) from what :func:`written` wrote, its classes looked up
+    among the modules of the lesson's checks folder ``checks`` imported in this process;
+    ValueError for anything else."""
+    if not (type(data) is dict and all(type(k) is str for k in data)):
+        raise ValueError("written arguments of an unknown shape")
+    reader = _Reader(checks)
+    try:
+        return {name: reader.value(item) for name, item in data.items()}
+    except RecursionError:
+        raise ValueError("written arguments nested too deep") from None
+
+
+def exact(data, checks: str) -> bool:
+    """Whether ``data`` (from :func:`written`) reads back as values that write down the same."""
+    try:
+        return written(read(data, checks)) == data
+    except ValueError:
+        return False

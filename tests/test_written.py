@@ -1,0 +1,219 @@
+"""A property's drawn arguments written down for the store (grader.engine.written): what is
+written reads back as the very same values, whatever cannot be written exactly is left to be
+drawn, and reading builds nothing but numeric arrays, plain values and the lesson's own
+dataclasses, found among modules of its checks already imported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from grader.engine.written import MAX_BYTES, exact, read, written
+
+from .support import ROOT
+
+#: Where the classes of these tests are "defined": a folder standing for a lesson's checks.
+CHECKS = str(ROOT / "tests" / "checks" / "attention")
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    x: np.ndarray
+    n_heads: int
+
+
+@dataclasses.dataclass
+class WithHidden:
+    x: int
+    y: int = dataclasses.field(init=False, default=0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Defaulted:
+    x: int
+    n_heads: int = 1
+
+
+@dataclasses.dataclass
+class Outside:
+    """A dataclass of a module outside the lesson's checks (this one)."""
+
+    v: int
+
+
+@pytest.fixture()
+def lesson_module(monkeypatch):
+    """A module that claims a file among the lesson's checks, holding the dataclass Case."""
+    module = types.ModuleType("lesson_checks_for_written")
+    module.__file__ = f"{CHECKS}/strategies_for_written.py"
+    module.Case, module.Defaulted = Case, Defaulted
+    module.__hidden__ = Case  # found only by a name the reader refuses
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    for cls in (Case, Defaulted):
+        monkeypatch.setattr(cls, "__module__", module.__name__)
+    return module
+
+
+_DTYPES = st.sampled_from(["<f8", "<f4", "<i8", "<i4", "|b1", "<c16", "<u2"]).map(np.dtype)
+_ARRAYS = _DTYPES.flatmap(
+    lambda dtype: hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4))
+)
+_PLAIN = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.sampled_from([np.float64(-0.0), np.float32(np.nan), np.int16(-3), np.bool_(True)]),
+)
+_VALUES = st.recursive(
+    st.one_of(_PLAIN, _ARRAYS),
+    lambda inner: st.one_of(
+        st.tuples(inner, inner),
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(max_size=3), inner, max_size=2),
+    ),
+    max_leaves=4,
+)
+
+
+def _same(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, np.generic):
+        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if dataclasses.is_dataclass(a):
+        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    return repr(a) == repr(b)
+
+
+@given(st.dictionaries(st.sampled_from(["x", "layer", "n_heads"]), _VALUES, max_size=3))
+def test_what_is_written_reads_back_as_the_same_values(arguments):
+    down = written(arguments)
+    if down is None:  # only arrays too large to be worth it are left out here
+        return
+    assert json.loads(json.dumps(down)) == down  # plain JSON
+    back = read(json.loads(json.dumps(down)), CHECKS)
+    assert _same(back, arguments) and exact(down, CHECKS)
+    assert written(back) == down
+
+
+def test_a_lesson_dataclass_reads_back_as_a_fresh_instance(lesson_module):
+    case = Case(np.arange(6.0).reshape(2, 3), 3)
+    down = written({"case": case})
+    back = read(down, CHECKS)["case"]
+    assert type(back) is Case and back is not case and _same(back, case) and exact(down, CHECKS)
+    back.x[0, 0] = 99.0  # a fresh array: the next read is untouched
+    assert read(down, CHECKS)["case"].x[0, 0] == 0.0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        object(),
+        np.array([object()], dtype=object),
+        np.zeros((3, 4))[:, 1],  # not contiguous
+        np.zeros(3).view(np.matrix),
+        np.zeros(2, dtype=[("a", "<f8")]),
+        np.zeros(MAX_BYTES // 8 + 1),
+        WithHidden(1),
+        {1: 2},
+        st.data(),
+    ],
+    ids=[
+        "object",
+        "object-array",
+        "strided",
+        "subclass",
+        "structured",
+        "large",
+        "init-false",
+        "int-keys",
+        "data",
+    ],
+)
+def test_what_cannot_be_written_exactly_is_left_to_be_drawn(value):
+    assert written({"x": np.ones(2), "y": value}) is None
+
+
+def test_arrays_sharing_memory_and_read_only_ones_are_left_to_be_drawn():
+    base = np.arange(8.0)
+    assert written({"a": base[:4], "b": base[2:6]}) is None  # one a view of the other's numbers
+    frozen = np.ones(3)
+    frozen.flags.writeable = False
+    assert written({"x": frozen}) is None
+    assert written({"a": np.ones(2), "b": np.ones(2)}) is not None
+
+
+def test_an_attribute_beyond_the_fields_is_left_to_be_drawn(lesson_module):
+    case = Case(np.ones(2), 1)
+    object.__setattr__(case, "extra", 1)
+    assert written({"case": case}) is None
+
+
+@pytest.mark.parametrize(
+    "down",
+    [
+        [],
+        {"x": {"a": ["|O", [1], "AAAAAAAAAAA="]}},  # an object array: pointers
+        {"x": {"a": ["V8", [1], "AAAAAAAAAAA="]}},
+        {"x": {"a": ["<f8", [2], "AAAAAAAAAAA="]}},  # 8 bytes for two float64s
+        {"x": {"a": ["<f8", [-1], ""]}},
+        {"x": {"a": ["<f8", [1], "not base64!"]}},
+        {"x": {"c": [f"{__name__}:Outside", [["v", {"i": "1"}]]]}},  # a dataclass outside the checks
+        {"x": {"c": ["no_such_module_here:Case", []]}},  # never imported to find it
+        {"x": {"c": ["lesson_checks_for_written:__hidden__", [["x", {"i": "1"}], ["n_heads", {"i": "1"}]]]}},
+        {
+            "x": {"c": ["lesson_checks_for_written:Defaulted", [["x", {"i": "1"}]]]}
+        },  # a field left to its default
+        {"x": {"i": "1" * 100}},
+        {"x": {"f": "00"}},
+        {"x": {"zz": 1}},
+        {"x": 3},  # a bare number: never written so
+        {"x": {"t": [{"t": [{"t": []}]}] * 1}, "y": {"l": [None] * 5000}},
+    ],
+    ids=[
+        "a list",
+        "object dtype",
+        "void dtype",
+        "short bytes",
+        "negative shape",
+        "not base64",
+        "class elsewhere",
+        "module not imported",
+        "dunder",
+        "fields missing",
+        "huge int",
+        "short float",
+        "unknown tag",
+        "bare number",
+        "too many values",
+    ],
+)
+def test_reading_refuses_anything_not_of_its_shape(lesson_module, down):
+    with pytest.raises(ValueError):
+        read(down, CHECKS)
+    assert not exact(down, CHECKS)
+
+
+def test_reading_never_nests_without_end():
+    deep: dict = {"t": []}
+    for _ in range(200):
+        deep = {"t": [deep]}
+    with pytest.raises(ValueError):
+        read({"x": deep}, CHECKS)
