@@ -18,6 +18,7 @@ from grader.core.exact import arguments_digest, copied
 from grader.core.settings import Isolation, Settings
 from grader.engine.run import run_checks
 from grader.formats.json_report import to_dict
+from grader.sandbox import session
 from grader.sandbox.session import HELPER_ANSWERS, Sandboxed
 from grader.sandbox.wardens import best_level
 
@@ -102,6 +103,7 @@ def _sandbox(remember: bool) -> tuple[Sandboxed, list]:
     box = Sandboxed.__new__(Sandboxed)
     box.helpers = {"split": split}
     box.answered = {} if remember else None
+    box.answered_bytes = 0
     return box, ran
 
 
@@ -131,6 +133,28 @@ def test_the_reference_keeps_a_bounded_number_of_answers():
     for n in range(HELPER_ANSWERS + 10):
         _ask(box, np.full(2, float(n)), 1)
     assert len(box.answered) == HELPER_ANSWERS and len(ran) == HELPER_ANSWERS + 10
+
+
+def test_the_answers_kept_hold_a_bounded_number_of_bytes(monkeypatch):
+    """The student's code chooses the questions: each new one with a large answer must not make
+    the grader's own process large."""
+    monkeypatch.setattr(session, "HELPER_ANSWER_BYTES", 10 * 8 * 4096)
+    box, ran = _sandbox(remember=True)
+    for n in range(40):
+        _ask(box, np.full((64, 64), float(n)), 1)  # an answer of 32 KiB each
+    assert len(box.answered) == 10 and box.answered_bytes <= session.HELPER_ANSWER_BYTES
+    _ask(box, np.full((64, 64), 39.0), 1)
+    assert len(ran) == 41  # the later ones were not kept: asked again, the reference runs
+
+
+def test_a_keyword_named_like_a_position_is_another_question():
+    """split(x, 2, **{"1": 3}) is not split(x, 3): its answer (a TypeError) must not be given to
+    the honest question."""
+    box, ran = _sandbox(remember=True)
+    odd = _ask(box, np.arange(6.0), 2, **{"1": 3})
+    assert odd["exc"] == "TypeError"
+    honest = _ask(box, np.arange(6.0), 3)
+    assert honest["type"] == "return" and honest["value"].shape == (3, 2)
 
 
 def test_an_answer_that_took_too_long_is_not_kept(monkeypatch):

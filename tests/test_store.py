@@ -115,8 +115,8 @@ def test_a_changed_check_is_a_new_key_and_an_unchanged_course_reuses_its_key(fil
 
 def test_arguments_written_down_that_do_not_read_back_are_drawn_from_their_choices(filled, tmp_path):
     """An example whose written arguments cannot be read (here an array of Python objects, which
-    would be pointers, and a class from outside the lesson's checks) is drawn from its choices, as
-    without them: the same report, nothing said."""
+    would be pointers, a class from outside the lesson's checks, a float of seven bytes, an axis
+    longer than memory) is drawn from its choices, as without them: the same report, nothing said."""
     source, first = filled
     store = tmp_path / "store"
     shutil.copytree(source, store)
@@ -124,9 +124,13 @@ def test_arguments_written_down_that_do_not_read_back_are_drawn_from_their_choic
     bad = [
         {"x": {"a": ["|O", [1], "AAAAAAAAAAA="]}},
         {"x": {"c": ["grader.core.results:CallOutcome", []]}},
+        {"x": {"f": "00000000000000  "}},  # seven bytes where a float has eight
+        {"x": {"a": ["<f8", [2**64], ""]}},
     ]
     kept.write_bytes(
-        _edited(kept, lambda examples: [[c, stop, bad[i % 2]] for i, (c, stop, _) in enumerate(examples)])
+        _edited(
+            kept, lambda examples: [[c, stop, bad[i % len(bad)]] for i, (c, stop, _) in enumerate(examples)]
+        )
     )
     os.chmod(kept, 0o600)
     again = graded(store)

@@ -57,6 +57,7 @@ def lesson_module(monkeypatch):
     module.__file__ = f"{CHECKS}/strategies_for_written.py"
     module.Case, module.Defaulted = Case, Defaulted
     module.__hidden__ = Case  # found only by a name the reader refuses
+    module.Outside = Outside  # imported there from elsewhere: not the lesson's own
     monkeypatch.setitem(sys.modules, module.__name__, module)
     for cls in (Case, Defaulted):
         monkeypatch.setattr(cls, "__module__", module.__name__)
@@ -160,6 +161,25 @@ def test_arrays_sharing_memory_and_read_only_ones_are_left_to_be_drawn():
     assert written({"a": np.ones(2), "b": np.ones(2)}) is not None
 
 
+@dataclasses.dataclass(slots=True)
+class Slotted:
+    x: int
+
+
+class MoreSlots(Slotted):
+    __slots__ = ("hidden",)
+
+
+def test_one_object_in_two_places_and_state_in_slots_are_left_to_be_drawn():
+    shared = [1.0, 2.0]
+    assert written({"a": shared, "b": shared}) is None  # read back, they would be two lists
+    assert written({"a": [1], "b": [1]}) is not None
+    extra = MoreSlots(1)
+    extra.hidden = 2
+    assert written({"x": extra}) is None
+    assert written({"x": Slotted(1)}) is not None
+
+
 def test_an_attribute_beyond_the_fields_is_left_to_be_drawn(lesson_module):
     case = Case(np.ones(2), 1)
     object.__setattr__(case, "extra", 1)
@@ -181,8 +201,13 @@ def test_an_attribute_beyond_the_fields_is_left_to_be_drawn(lesson_module):
         {
             "x": {"c": ["lesson_checks_for_written:Defaulted", [["x", {"i": "1"}]]]}
         },  # a field left to its default
+        {"x": {"c": ["lesson_checks_for_written:Outside", [["v", {"i": "1"}]]]}},
         {"x": {"i": "1" * 100}},
         {"x": {"f": "00"}},
+        {"x": {"f": "00000000000000  "}},  # fromhex skips the spaces: 7 bytes
+        {"x": {"a": ["<f8", [2**64], ""]}},
+        {"x": {"a": [",O", [1], "AAAAAAAAAAA="]}},
+        {"x": {"a": ["a", [1], "AA=="]}},
         {"x": {"zz": 1}},
         {"x": 3},  # a bare number: never written so
         {"x": {"t": [{"t": [{"t": []}]}] * 1}, "y": {"l": [None] * 5000}},
@@ -198,8 +223,13 @@ def test_an_attribute_beyond_the_fields_is_left_to_be_drawn(lesson_module):
         "module not imported",
         "dunder",
         "fields missing",
+        "re-exported",
         "huge int",
         "short float",
+        "spaced float",
+        "huge axis",
+        "comma dtype",
+        "bytes dtype",
         "unknown tag",
         "bare number",
         "too many values",

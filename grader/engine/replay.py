@@ -421,7 +421,7 @@ def _replayed(
                     ahead = (_ConjectureData.for_choices(()), read(down[number], key[0]))
                     expected = ()
                     COUNTS["read"] += 1
-                except ValueError:
+                except Exception:  # noqa: BLE001 - read refuses with ValueError; anything else alike
                     ahead = None  # drawn from its choices, as without them
             data = _ConjectureData.for_choices(choices) if ahead is None else ahead[0]
             try:

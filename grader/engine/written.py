@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import os
+import re
 import struct
 import sys
 
@@ -36,6 +37,12 @@ _NUMERIC = frozenset("biufc")
 #: How deep a written value may nest, and how many values it may hold in all.
 MAX_DEPTH = 16
 MAX_VALUES = 4096
+#: The dtypes read back: byte order, kind, size (as ``dtype.str`` writes a number's dtype).
+_DTYPE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
+#: A float's eight bytes in hexadecimal.
+_HEX16 = re.compile(r"[0-9a-f]{16}")
+#: The longest axis of an array read back.
+MAX_AXIS = 1 << 20
 #: The bytes of arrays one example's arguments may hold to be written down: a larger example is
 #: drawn from its choices (numpy makes its numbers from a seed as fast as they are read, and the
 #: store's file stays small: a tenth of the examples would otherwise be most of it).
@@ -57,9 +64,22 @@ def _array_ok(value: np.ndarray) -> bool:
     )
 
 
-def _write(value, arrays: list, depth: int):
+def _slots(cls: type) -> set[str]:
+    """The slots a class's instances have, its bases' included (but ``__dict__`` and ``__weakref__``)."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names |= {slots} if isinstance(slots, str) else set(slots)
+    return names - {"__dict__", "__weakref__"}
+
+
+def _write(value, arrays: list, depth: int, seen: set[int]):
     if depth > MAX_DEPTH:
         raise _Unwritable
+    if type(value) in (list, dict, tuple) or dataclasses.is_dataclass(type(value)):
+        if id(value) in seen and type(value) is not tuple:
+            raise _Unwritable  # one object in two places: read back, they would be two
+        seen.add(id(value))
     if type(value) is np.ndarray:
         if not _array_ok(value):
             raise _Unwritable
@@ -78,23 +98,23 @@ def _write(value, arrays: list, depth: int):
     if type(value) is str:
         return {"s": value}
     if type(value) in (tuple, list):
-        return {"t" if type(value) is tuple else "l": [_write(v, arrays, depth + 1) for v in value]}
+        return {"t" if type(value) is tuple else "l": [_write(v, arrays, depth + 1, seen) for v in value]}
     if type(value) is dict:
         if not all(type(k) is str for k in value):
             raise _Unwritable
-        return {"d": [[k, _write(v, arrays, depth + 1)] for k, v in value.items()]}
+        return {"d": [[k, _write(v, arrays, depth + 1, seen)] for k, v in value.items()]}
     cls = type(value)
     if dataclasses.is_dataclass(cls) and not isinstance(value, type):
         fields = dataclasses.fields(cls)
         if any(not f.init for f in fields):
             raise _Unwritable
         names = {f.name for f in fields}
-        if hasattr(value, "__dict__") and set(vars(value)) - names:
-            raise _Unwritable
+        if hasattr(value, "__dict__") and set(vars(value)) - names or _slots(cls) - names:
+            raise _Unwritable  # state beyond its fields, which its constructor would not give back
         return {
             "c": [
                 f"{cls.__module__}:{cls.__qualname__}",
-                [[f.name, _write(getattr(value, f.name), arrays, depth + 1)] for f in fields],
+                [[f.name, _write(getattr(value, f.name), arrays, depth + 1, seen)] for f in fields],
             ]
         }
     raise _Unwritable
@@ -105,7 +125,8 @@ def written(arguments: dict):
     them cannot be (see the module's text), or two of their arrays share memory."""
     arrays: list[np.ndarray] = []
     try:
-        out = {name: _write(value, arrays, 0) for name, value in arguments.items()}
+        seen: set[int] = set()
+        down = {name: _write(value, arrays, 0, seen) for name, value in arguments.items()}
     except (_Unwritable, RecursionError):
         return None
     if sum(a.nbytes for a in arrays) > MAX_BYTES:
@@ -114,7 +135,7 @@ def written(arguments: dict):
         for b in arrays[i + 1 :]:
             if np.may_share_memory(a, b):
                 return None  # one argument a view of another's memory: read back apart, they would not be
-    return out
+    return down
 
 
 class _Reader:
@@ -135,7 +156,12 @@ class _Reader:
             if not part.isidentifier() or part.startswith("__"):
                 raise ValueError("a written class of an unknown shape")
             found = vars(found).get(part) if isinstance(found, type) or found is module else None
-        if not (isinstance(found, type) and dataclasses.is_dataclass(found)):
+        if not (
+            isinstance(found, type)
+            and dataclasses.is_dataclass(found)
+            and found.__module__ == module_name
+            and found.__qualname__ == qualname
+        ):  # defined there, under that name: not one a module of the checks imported from elsewhere
             raise ValueError(f"no dataclass {name[:100]} in the lesson's checks")
         return found
 
@@ -157,7 +183,7 @@ class _Reader:
             return np.frombuffer(raw, dtype=dtype)[0].copy()
         if tag == "i" and type(body) is str and len(body) <= 64:
             return int(body)
-        if tag == "f" and type(body) is str and len(body) == 16:
+        if tag == "f" and type(body) is str and _HEX16.fullmatch(body):
             return struct.unpack(">d", bytes.fromhex(body))[0]
         if tag == "s" and type(body) is str:
             return body
@@ -185,7 +211,7 @@ class _Reader:
 
     @staticmethod
     def _dtype(text) -> np.dtype:
-        if not (type(text) is str and len(text) <= 8):
+        if not (type(text) is str and _DTYPE.fullmatch(text)):
             raise ValueError("a written dtype of an unknown shape")
         try:
             dtype = np.dtype(text)
@@ -206,7 +232,11 @@ class _Reader:
 
     def _array(self, dtype, shape, raw) -> np.ndarray:
         dtype = self._dtype(dtype)
-        if not (type(shape) is list and len(shape) <= 32 and all(type(n) is int and n >= 0 for n in shape)):
+        if not (
+            type(shape) is list
+            and len(shape) <= 32
+            and all(type(n) is int and 0 <= n <= MAX_AXIS for n in shape)
+        ):
             raise ValueError("a written shape of an unknown form")
         data = self._bytes(raw)
         if len(data) != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
@@ -223,8 +253,10 @@ def read(data, checks: str) -> dict:
     reader = _Reader(checks)
     try:
         return {name: reader.value(item) for name, item in data.items()}
-    except RecursionError:
-        raise ValueError("written arguments nested too deep") from None
+    except ValueError:
+        raise
+    except Exception as err:  # noqa: BLE001 - whatever numpy or struct made of it: not ours to read
+        raise ValueError(f"written arguments that do not read back ({type(err).__name__})") from None
 
 
 def exact(data, checks: str) -> bool:

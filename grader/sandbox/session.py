@@ -51,8 +51,10 @@ HELPER_ELEMENTS = 1 << 16
 HELPER_AXIS = 64
 #: Arguments a reference helper may be given, at most.
 HELPER_ARGUMENTS = 16
-#: The reference's answers a submission's sandbox keeps, at most (see Sandboxed.answered).
+#: The reference's answers a submission's sandbox keeps, at most, and the bytes of arrays they
+#: may hold together (see Sandboxed.answered): the student's code chooses the questions.
 HELPER_ANSWERS = 4096
+HELPER_ANSWER_BYTES = 16 << 20
 #: Seconds, and bytes of memory beyond what the grader already uses, one call of a reference
 #: helper may take on the trusted side: far more than the largest call the bounds above allow.
 HELPER_SECONDS = 2.0
@@ -118,6 +120,7 @@ class Sandboxed(Deadlined):
         #: asked afresh): the reference is a function of its arguments, and shrinking asks it
         #: the same question many times
         self.answered: dict[tuple, dict] | None = {} if remember else None
+        self.answered_bytes = 0
         self.started = time.monotonic()
         self.watch: Stopwatch | None = None  # the clocks of the call (or load) being waited for
         self.worker_pid: int | None = None  # the worker, as this side's /proc numbers it
@@ -554,14 +557,16 @@ class Sandboxed(Deadlined):
             return {"type": "raise", "exc": "ValueError", "message": f"{helper}: {problem}"}
         key = None
         if self.answered is not None:
-            digest = arguments_digest({**{str(i): a for i, a in enumerate(args)}, **kwargs})
-            key = None if digest is None else (helper, len(args), digest)
+            digest = arguments_digest({"args": tuple(args), "kwargs": tuple(kwargs.items())})
+            key = None if digest is None else (helper, digest)
             if key in self.answered:
                 return self.answered[key]
         reply = self._reference(exercise, helper, args, kwargs)
         if key is not None and reply.get("exc") in (None, "ValueError", "TypeError"):
-            if len(self.answered) < HELPER_ANSWERS and nbytes(reply.get("value")) <= HELPER_ELEMENTS * 16:
+            size = nbytes(reply.get("value"))
+            if len(self.answered) < HELPER_ANSWERS and self.answered_bytes + size <= HELPER_ANSWER_BYTES:
                 self.answered[key] = reply  # sent as bytes each time: nothing changes it
+                self.answered_bytes += size
         return reply
 
     def _reference(self, exercise: str, helper: str, args: tuple, kwargs: dict) -> dict:
