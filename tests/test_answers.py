@@ -11,8 +11,6 @@ import json
 import numpy as np
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 from grader.core.exact import arguments_digest, copied
 from grader.core.settings import Isolation, Settings
@@ -23,47 +21,16 @@ from grader.sandbox.session import HELPER_ANSWERS, Sandboxed
 from grader.sandbox.wardens import best_level
 
 from .support import TOY, TOY_BUGGY
+from .values import arguments, same
 
 # ----------------------------------------------------------------------------- exact keys
 
-_DTYPES = st.sampled_from([np.float64, np.float32, np.int64, np.int32, np.bool_, np.complex128])
-_ARRAYS = _DTYPES.flatmap(
-    lambda dtype: hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4))
-)
-_PLAIN = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.floats(allow_nan=True),
-    st.text(max_size=5),
-    st.sampled_from([np.float64(0.5), np.float32(0.5), np.int64(3)]),
-)
-_VALUES = st.recursive(
-    st.one_of(_PLAIN, _ARRAYS),
-    lambda inner: st.one_of(st.tuples(inner, inner), st.lists(inner, max_size=3)),
-    max_leaves=4,
-)
-_ARGUMENTS = st.dictionaries(st.sampled_from(["x", "y", "n_heads"]), _VALUES, max_size=3)
 
-
-def _same(a, b) -> bool:
-    """Equal as a call's argument: same type, and for arrays same dtype, shape and bytes."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return repr(a) == repr(b)
-
-
-def _same_call(a: dict, b: dict) -> bool:
-    return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-
-
-@given(_ARGUMENTS, _ARGUMENTS)
+@given(arguments(), arguments())
 def test_two_calls_share_a_digest_only_when_their_arguments_are_equal(a, b):
-    assert (arguments_digest(a) == arguments_digest(b)) == _same_call(a, b)
+    assert (arguments_digest(a) == arguments_digest(b)) == (
+        list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    )
     assert arguments_digest(a) == arguments_digest({k: copied(v) for k, v in a.items()})
 
 

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 from grader.engine.written import MAX_BYTES, exact, read, written
 
 from .support import ROOT
+from .values import arguments, same
 
 #: Where the classes of these tests are "defined": a folder standing for a lesson's checks.
 CHECKS = str(ROOT / "tests" / "checks" / "attention")
@@ -64,53 +64,25 @@ def lesson_module(monkeypatch):
     return module
 
 
-_DTYPES = st.sampled_from(["<f8", "<f4", "<i8", "<i4", "|b1", "<c16", "<u2"]).map(np.dtype)
-_ARRAYS = _DTYPES.flatmap(
-    lambda dtype: hnp.arrays(dtype, hnp.array_shapes(min_dims=0, max_dims=3, max_side=4))
-)
-_PLAIN = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=5),
-    st.sampled_from([np.float64(-0.0), np.float32(np.nan), np.int16(-3), np.bool_(True)]),
-)
-_VALUES = st.recursive(
-    st.one_of(_PLAIN, _ARRAYS),
-    lambda inner: st.one_of(
-        st.tuples(inner, inner),
-        st.lists(inner, max_size=3),
-        st.dictionaries(st.text(max_size=3), inner, max_size=2),
-    ),
-    max_leaves=4,
-)
+def _array_bytes(value) -> int:
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, dict):
+        return sum(_array_bytes(v) for v in value.values())
+    if isinstance(value, (tuple, list)):
+        return sum(_array_bytes(v) for v in value)
+    return 0
 
 
-def _same(a, b) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-    if isinstance(a, np.generic):
-        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if dataclasses.is_dataclass(a):
-        return all(_same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
-    return repr(a) == repr(b)
-
-
-@given(st.dictionaries(st.sampled_from(["x", "layer", "n_heads"]), _VALUES, max_size=3))
-def test_what_is_written_reads_back_as_the_same_values(arguments):
-    down = written(arguments)
+@given(arguments(dicts=True))
+def test_what_is_written_reads_back_as_the_same_values(drawn):
+    down = written(drawn)
     if down is None:  # only arrays too large to be worth it are left out here
+        assert _array_bytes(drawn) > MAX_BYTES
         return
     assert json.loads(json.dumps(down)) == down  # plain JSON
     back = read(json.loads(json.dumps(down)), CHECKS)
-    assert _same(back, arguments) and exact(down, CHECKS)
+    assert same(back, drawn) and exact(down, CHECKS)
     assert written(back) == down
 
 
@@ -118,7 +90,7 @@ def test_a_lesson_dataclass_reads_back_as_a_fresh_instance(lesson_module):
     case = Case(np.arange(6.0).reshape(2, 3), 3)
     down = written({"case": case})
     back = read(down, CHECKS)["case"]
-    assert type(back) is Case and back is not case and _same(back, case) and exact(down, CHECKS)
+    assert type(back) is Case and back is not case and same(back, case) and exact(down, CHECKS)
     back.x[0, 0] = 99.0  # a fresh array: the next read is untouched
     assert read(down, CHECKS)["case"].x[0, 0] == 0.0
 
