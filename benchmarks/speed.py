@@ -104,10 +104,11 @@ def timed(argv: list[str], cwd: Path = ROOT, env: dict | None = None, check: boo
 
 
 def compiled(tree: Path) -> None:
-    """Write the bytecode of ``tree``'s grader, checks and references now. Python writes it itself
-    on a first import, but not where ``PYTHONDONTWRITEBYTECODE`` is set (some containers set it):
-    there every command would compile the grader again (a tenth of a second), and a checkout
-    whose bytecode the test suite happened to write would be timed against one without."""
+    """Write the bytecode of ``tree``'s grader, checks and references now. The timed commands run
+    with ``PYTHONDONTWRITEBYTECODE`` (nothing written while measuring), and so does every command
+    on a machine whose environment sets it: without this, each would compile the grader again
+    (a tenth of a second), and a checkout whose bytecode the test suite happened to write would be
+    timed against one without."""
     for folder in ("grader", "tests/checks", "solutions"):
         if (tree / folder).is_dir():
             compileall.compile_dir(tree / folder, quiet=2, workers=1)

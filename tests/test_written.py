@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from grader.engine import replay
 from grader.engine.written import MAX_BYTES, exact, read, written
 
 from .support import ROOT
@@ -219,3 +220,19 @@ def test_reading_never_nests_without_end():
         deep = {"t": [deep]}
     with pytest.raises(ValueError):
         read({"x": deep}, CHECKS)
+
+
+def test_examples_adopted_again_keep_their_arguments_and_new_ones_lose_them():
+    """A batch's zygote reads the store (arguments written down), then adopts the same examples
+    handed back by the child that graded the reference: they are not written down again. Other
+    examples under the key are drawn until written down for them."""
+    replay.forget()
+    try:
+        examples = (((1, 2), None),)
+        replay.adopt_items(((("k",), examples),), from_disk=True, down={("k",): ({"x": None},)})
+        replay.adopt_items(((("k",), examples),))  # the same, from a child
+        assert replay.written_down(("k",)) == ({"x": None},)
+        replay.adopt_items(((("k",), (((3,), None),)),))  # others
+        assert replay.written_down(("k",)) is None
+    finally:
+        replay.forget()

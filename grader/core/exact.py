@@ -14,10 +14,10 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["arguments_digest", "copied", "nbytes"]
+__all__ = ["NUMERIC_KINDS", "arguments_digest", "copied", "nbytes"]
 
-#: The kinds of array an exact key is made of (booleans, integers, floats, complex numbers).
-_NUMERIC = frozenset("biufc")
+#: The kinds of array compared, and written down, exactly (booleans, integers, floats, complex).
+NUMERIC_KINDS = frozenset("biufc")
 #: Plain values compared by their type and ``repr`` (which tells any two of them apart).
 _PLAIN = (bool, int, float, complex, str, bytes, type(None))
 
@@ -28,11 +28,11 @@ class _Inexact(Exception):
 
 def _feed(h, value) -> None:
     if type(value) is np.ndarray:
-        if value.dtype.kind not in _NUMERIC or value.dtype.names is not None:
+        if value.dtype.kind not in NUMERIC_KINDS or value.dtype.names is not None:
             raise _Inexact
         h.update(f"a{value.dtype.str}{value.shape}".encode())
         h.update(np.ascontiguousarray(value).tobytes())
-    elif type(value) in _PLAIN or isinstance(value, np.generic) and value.dtype.kind in _NUMERIC:
+    elif type(value) in _PLAIN or isinstance(value, np.generic) and value.dtype.kind in NUMERIC_KINDS:
         h.update(f"v{type(value).__name__}:{value!r}".encode())
     elif type(value) in (tuple, list):
         h.update(f"{type(value).__name__}{len(value)}(".encode())

@@ -68,8 +68,6 @@ except ImportError:  # pragma: no cover - a release outside the range refuses to
 
 __all__ = [
     "COUNTS",
-    "written_down",
-    "write_down",
     "Tape",
     "adopt",
     "adopt_items",
@@ -80,6 +78,8 @@ __all__ = [
     "predraw",
     "run",
     "supported",
+    "write_down",
+    "written_down",
 ]
 
 #: The examples of each property that passed under the engine in this process: key -> the
@@ -177,13 +177,14 @@ def adopt_items(items, *, from_disk: bool = False, down: dict | None = None) -> 
             ):
                 raise ValueError("a kept example is of an unknown shape")
         adopted[key] = examples
+    before = {key: _KEPT.get(key) for key in adopted}
     _KEPT.update(adopted)
     for key, examples in adopted.items():
         written_of = (down or {}).get(key)
         if isinstance(written_of, tuple) and len(written_of) == len(examples):
             _WRITTEN[key] = written_of
-        else:
-            _WRITTEN.pop(key, None)  # none for these examples: drawn from their choices
+        elif before[key] != examples:
+            _WRITTEN.pop(key, None)  # other examples: drawn from their choices until written down
     if from_disk:
         _FROM_DISK.update(adopted)
     else:
@@ -502,6 +503,7 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
     # engine draws: a store from before a change its key missed, or a file made by hand. The
     # engine's verdict stands, as without a store, and its own examples replace them.)
     if keep and not tape.drew_after_call and tape.seen:
+        if _KEPT.get(key) != tuple(tape.seen):
+            _WRITTEN.pop(key, None)  # the engine's own examples: written down when stored
         _KEPT[key] = tuple(tape.seen)
         _FROM_DISK.discard(key)
-        _WRITTEN.pop(key, None)  # the engine's own examples: written down when stored

@@ -515,7 +515,8 @@ class Store:
         )
 
     def _write(self, mine: dict, new: set) -> int:
-        down = {key: replay.written_down(key) for key in mine if replay.written_down(key) is not None}
+        down = {key: replay.written_down(key) for key in mine}
+        down = {key: written for key, written in down.items() if written is not None}
         data = _read(self.folder, self.file)
         if data is not None:
             try:

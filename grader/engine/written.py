@@ -30,10 +30,10 @@ import sys
 
 import numpy as np
 
+from ..core.exact import NUMERIC_KINDS
+
 __all__ = ["exact", "read", "written"]
 
-#: The kinds of array written down (booleans, integers, floats, complex numbers).
-_NUMERIC = frozenset("biufc")
 #: How deep a written value may nest, and how many values it may hold in all.
 MAX_DEPTH = 16
 MAX_VALUES = 4096
@@ -56,7 +56,7 @@ class _Unwritable(Exception):
 def _array_ok(value: np.ndarray) -> bool:
     dtype = value.dtype
     return (
-        dtype.kind in _NUMERIC
+        dtype.kind in NUMERIC_KINDS
         and dtype.names is None
         and dtype.subdtype is None
         and value.flags.c_contiguous
@@ -86,7 +86,7 @@ def _write(value, arrays: list, depth: int, seen: set[int]):
         arrays.append(value)
         return {"a": [value.dtype.str, list(value.shape), base64.b64encode(value.tobytes()).decode()]}
     if isinstance(value, np.generic):
-        if value.dtype.kind not in _NUMERIC or type(value) is not value.dtype.type:
+        if value.dtype.kind not in NUMERIC_KINDS or type(value) is not value.dtype.type:
             raise _Unwritable
         return {"g": [value.dtype.str, base64.b64encode(value.tobytes()).decode()]}
     if type(value) is bool or value is None:
@@ -217,7 +217,7 @@ class _Reader:
             dtype = np.dtype(text)
         except TypeError:
             raise ValueError("a written dtype numpy does not know") from None
-        if dtype.kind not in _NUMERIC or dtype.names is not None or dtype.subdtype is not None:
+        if dtype.kind not in NUMERIC_KINDS or dtype.names is not None or dtype.subdtype is not None:
             raise ValueError("a written dtype that is not a number's")
         return dtype
 
