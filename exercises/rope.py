@@ -36,7 +36,7 @@ The turn by angle a of the pair (x0, x1) is the pair
 counter-clockwise: the pair (1, 0) turned by 90 degrees becomes (0, 1).
 """
 
-import numpy as np
+import numpy as np  # noqa: F401 (your code will use it)
 
 
 def rope_angles(T, Dh, base=10000.0):

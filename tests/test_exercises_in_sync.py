@@ -2,6 +2,8 @@
 
 import ast
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -62,3 +64,38 @@ def test_the_command_reports_drift(tmp_path):
     assert exercises.main(lessons=(lesson,)) == 0
     assert exercises.main(lessons=(lesson,), check=True) == 0
     assert lesson.stubs.read_text() == solution.strip_solutions(lesson.solution.read_text())
+
+
+@each_lesson
+def test_stubs_are_clean_under_the_linter(lesson):
+    """A student's starter file lints clean: an import only the reference's code used is marked."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "F", str(lesson.stubs)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout
+
+
+def test_an_import_the_stubs_leave_unused_is_marked_and_no_other():
+    source = (
+        "from __future__ import annotations\n"
+        "import math\n"
+        "import numpy as np\n"
+        "import os.path\n"
+        "from typing import Any  # kept: has a comment\n"
+        "from json import (\n    dumps,\n)\n"
+        "import re\n"
+        "__all__ = ['re']\n\n"
+        "def f(x: Any):\n"
+        "    '''Doc.'''\n"
+        "    ### BEGIN SOLUTION\n"
+        "    return np.sqrt(math.pi) + os.path.sep + dumps(x)\n"
+        "    ### END SOLUTION\n\n"
+        "def g():\n"
+        "    return math.e\n"
+    )
+    lines = solution.strip_solutions(source).splitlines()
+    marked = [line for line in lines if line.endswith(solution.FOR_YOUR_CODE)]
+    assert marked == [f"import numpy as np{solution.FOR_YOUR_CODE}", f"import os.path{solution.FOR_YOUR_CODE}"]
+    assert "from __future__ import annotations" in lines and "import math" in lines and "import re" in lines
