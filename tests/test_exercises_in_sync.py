@@ -97,5 +97,8 @@ def test_an_import_the_stubs_leave_unused_is_marked_and_no_other():
     )
     lines = solution.strip_solutions(source).splitlines()
     marked = [line for line in lines if line.endswith(solution.FOR_YOUR_CODE)]
-    assert marked == [f"import numpy as np{solution.FOR_YOUR_CODE}", f"import os.path{solution.FOR_YOUR_CODE}"]
+    assert marked == [
+        f"import numpy as np{solution.FOR_YOUR_CODE}",
+        f"import os.path{solution.FOR_YOUR_CODE}",
+    ]
     assert "from __future__ import annotations" in lines and "import math" in lines and "import re" in lines
