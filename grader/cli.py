@@ -20,6 +20,7 @@ from .commands import (
     batch,
     catalog,
     check,
+    examples,
     exercises,
     export,
     gallery,
@@ -486,6 +487,14 @@ def parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--check", action="store_true", help="only report whether it is up to date")
 
+    ex = sub.add_parser(
+        "examples",
+        parents=[where],
+        help="write the examples each lesson's checks draw (or the one named's) beside its checks, "
+        "drawn by grading its reference: a first run anywhere replays them",
+    )
+    ex.add_argument("--check", action="store_true", help="only report whether they are current")
+
     lt = sub.add_parser(
         "lint",
         parents=[where],
@@ -769,6 +778,8 @@ def main(argv: list[str] | None = None) -> int:
         course = find_course(args.course)
         if args.command == "exercises":
             return exercises.main(lessons=_lessons(args, course), check=args.check)
+        if args.command == "examples":
+            return examples.main(lessons=_lessons(args, course), check=args.check)
         if args.command == "lint":
             return lint.main(lessons=_lessons(args, course), examples=args.max_examples)
         if args.command == "catalog":

@@ -29,10 +29,11 @@ from ..core.errors import AuthorError
 from ..core.intake import IntakeError, take_in
 from ..core.lesson import Lesson
 from ..core.settings import Isolation, resolve
+from ..engine import shipped
 from ..engine.run import run_checks
 from ..formats.gradescope import failure, to_gradescope
 from ..sandbox.wardens import best_level
-from .release import grader_files, lesson_files
+from .release import grader_files, lesson_files, made_examples
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (Ubuntu 22.04 or later).
@@ -85,6 +86,10 @@ def bundle(*, lesson: Lesson, out: Path) -> int:
             z.writestr(info, text)
         for path, name in files:
             z.write(path, name)
+        for hidden, data in made_examples(lesson).items():  # replayed from each container's first run
+            where = shipped.path_of(lesson, hidden=hidden)
+            if where.parent.is_dir():
+                z.writestr(where.relative_to(lesson.root).as_posix(), data)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

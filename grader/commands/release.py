@@ -15,10 +15,12 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..core.errors import UsageError
+from ..core.errors import GraderError, LessonError, UsageError
 from ..core.installed import IMPORTED_FROM, PACKAGE
-from ..core.lesson import OUTLINE, Lesson, is_service_address
+from ..core.lesson import OUTLINE, SHIPPED, Lesson, is_service_address
 from ..core.scope import reference_calls
+from ..engine import shipped
+from . import examples
 
 HERE = Path(__file__).resolve().parent / "release_files"
 #: In a source checkout, the folder ``grader`` is imported from also holds the project's files.
@@ -59,20 +61,18 @@ def lesson_files(lesson: Lesson, *, hidden: bool) -> list[tuple[Path, str]]:
     """(file, path in a release) of ``lesson``: its stubs, the packages above its checks, its
     checks (the hidden ones only with ``hidden``), and its reference, known mistakes (whose
     forward pass is the reference's, but for one change) and pictures (drawn beside the
-    reference's) with ``hidden``."""
+    reference's) with ``hidden``. Never the lesson's shipped examples: each release and bundle
+    has them made anew (:func:`grader.commands.examples.made`)."""
     wanted = [lesson.stubs, *(lesson.root / "tests" / f for f in ("__init__.py", "checks/__init__.py"))]
     if hidden:
         wanted.append(lesson.solution)
-    for path in sorted(lesson.checks.rglob("*")):
-        if (
-            path.is_file()
-            and "__pycache__" not in path.parts
-            and (
-                hidden
-                or (lesson.hidden not in path.parents and path not in (lesson.diagnoses, lesson.pictures))
-            )
-        ):
-            wanted.append(path)
+        wanted += [
+            path
+            for path in sorted(lesson.checks.rglob("*"))
+            if path.is_file() and "__pycache__" not in path.parts and path.name != SHIPPED
+        ]
+    else:
+        wanted += lesson.public_files()
     return [(p, p.relative_to(lesson.root).as_posix()) for p in wanted if p.is_file()]
 
 
@@ -110,6 +110,27 @@ def outline(lesson: Lesson, server: str | None = None) -> dict:
     return told
 
 
+def made_examples(lesson: Lesson) -> dict[bool, bytes]:
+    """The examples ``lesson``'s checks draw, made anew (:func:`grader.commands.examples.made`),
+    public and hidden; none (a word on stderr) where its reference cannot make them: the release
+    or bundle then draws them under the engine on every run, as before there were any."""
+    try:
+        return examples.made(lesson)
+    except (LessonError, GraderError) as err:
+        print(f"grader: no examples shipped: {err}", file=sys.stderr)
+        return {}
+
+
+def _ship_examples(lesson: Lesson, out: Path, *, hidden: bool) -> None:
+    """Write ``lesson``'s public (and, ``hidden``, hidden) checks' examples into the copy of the
+    course at ``out``."""
+    files = made_examples(lesson)
+    for which in (False, True) if hidden else (False,):
+        target = out / shipped.path_of(lesson, hidden=which).relative_to(lesson.root)
+        if which in files and target.parent.is_dir():
+            target.write_bytes(files[which])
+
+
 def main(*, lesson: Lesson, out_dir: Path, fail_under: float | None = None, server: str | None = None) -> int:
     """Write the release of ``lesson`` into ``out_dir`` (which must not exist yet, or be empty);
     its workflow fails a push whose score is below ``fail_under`` (None: never for a score).
@@ -126,6 +147,7 @@ def main(*, lesson: Lesson, out_dir: Path, fail_under: float | None = None, serv
     for source, name in [*lesson_files(lesson, hidden=False), *grader_files()]:
         if name != "README.md":
             _copy(source, out / name)
+    _ship_examples(lesson, out, hidden=False)
     told = json.dumps(outline(lesson, server), indent=1) + "\n"
     (out / "tests" / "checks" / lesson.name / OUTLINE).write_text(told, encoding="utf-8")
     (out / "README.md").write_text(_text("README.md", lesson, server=server), encoding="utf-8")

@@ -199,12 +199,19 @@ def lesson_files(lesson: Lesson, probed: dict | None = None) -> list[Path]:
 def _files_digest(digest, paths: list[Path], base: Path) -> None:
     for path in paths:
         try:
-            name = str(path.relative_to(base))
+            name = Path(path).relative_to(base).as_posix()  # the same on every system
         except ValueError:
             name = str(path)
         digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
         body = _content(path)
         digest.update(len(body).to_bytes(8, "big") + body)
+
+
+def files_digest(label: str, paths: list[Path], base: Path) -> str:
+    """The digest of ``paths`` (their names under ``base`` and their contents), in their order."""
+    digest = hashlib.sha256(label.encode() + b"\0")
+    _files_digest(digest, paths, base)
+    return digest.hexdigest()
 
 
 def grader_digest(package: Path | None = None) -> str:

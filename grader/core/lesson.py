@@ -8,7 +8,10 @@ release holds ``exercises/`` instead). Lesson ``NAME`` is, by convention:
 * ``exercises/NAME.py``: the stubs, generated from it (``python -m grader exercises``);
 * ``tests/checks/NAME/``: the graded checks, the hidden ones in ``hidden/`` inside it;
 * optionally ``tests/catalog/NAME/`` (bugs the checks must catch) and
-  ``examples/gallery/NAME/`` (sample submissions).
+  ``examples/gallery/NAME/`` (sample submissions);
+* optionally ``tests/checks/NAME/examples.json.gz`` and ``hidden/examples.json.gz``:
+  the examples the checks draw, generated (``python -m grader examples``, and by
+  ``release`` and ``gradescope-bundle``) so that a first run replays them.
 
 A student release has no solution to read the exercises from: it carries them
 in ``tests/checks/NAME/lesson.json`` (written by ``release``).
@@ -44,6 +47,9 @@ COURSE_VARIABLE = "GRADER_COURSE"
 OUTLINE = "lesson.json"
 #: The largest outline read, in bytes (a lesson's holds a few hundred).
 OUTLINE_LIMIT = 1 << 20
+#: The file of examples a lesson ships (:mod:`grader.engine.shipped`): one in its checks folder
+#: (the public checks'), one in its hidden folder (the hidden checks').
+SHIPPED = "examples.json.gz"
 #: The course's own default lesson, for commands nothing else tells: ``lesson = "NAME"`` in the
 #: ``[tool.grader]`` table of its ``pyproject.toml``.
 DEFAULT_TABLE = ("tool", "grader")
@@ -104,6 +110,22 @@ class Lesson:
         """``tests/checks/NAME/work.py``, the lesson's signs of real work (optional); its
         ``WEAK_CHECKS`` names, per exercise, the checks a function doing no work can pass."""
         return self.checks / "work.py"
+
+    def public_files(self) -> list[Path]:
+        """The files of the checks folder a student release holds, in a fixed order: all but the
+        hidden checks, the known mistakes, the pictures, bytecode and the shipped examples
+        (generated for each release)."""
+        kept = []
+        for path in sorted(self.checks.rglob("*")):
+            if (
+                path.is_file()
+                and "__pycache__" not in path.parts
+                and self.hidden not in path.parents
+                and path not in (self.diagnoses, self.pictures)
+                and path.name != SHIPPED
+            ):
+                kept.append(path)
+        return kept
 
     @property
     def reference(self) -> Path | None:

@@ -25,7 +25,7 @@ from ..core.pictures import Heatmap, heatmap
 from ..core.results import NOT_RUN, LessonFault, Report, Status, TestResult, Visibility
 from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, settle, warm
-from . import replay
+from . import replay, shipped
 from .feedback import Outcome, counterexample_of, flaky, outcome_of
 from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
@@ -77,8 +77,10 @@ class Collector:
         use_run(config, self.settings, self.submission)
 
     def pytest_collection_finish(self, session):
-        """The checks are imported: the store's key can take in every module they loaded, and
-        its examples are read before the first check runs (sandboxed runs only)."""
+        """The checks are imported: the examples the lesson ships are read (:mod:`.shipped`),
+        the store's key can take in every module they loaded, and its examples are read before
+        the first check runs (sandboxed runs only)."""
+        shipped.load(self.lesson, self.settings)
         if not self.submission.runs_here:
             self.store = open_store(self.lesson, self.settings)
             if self.store is not None:

@@ -67,7 +67,7 @@ from ..core.lesson import Lesson
 from ..core.settings import Isolation, Settings
 from . import replay
 
-__all__ = ["MAX_FILE", "Store", "open_store", "store_key"]
+__all__ = ["MAX_FILE", "Store", "dumped", "forget_opened", "loaded", "open_store", "store_key"]
 
 #: The format of the files (a change of it is a new key).
 FORMAT = 2
@@ -331,7 +331,7 @@ def _decoded(choice):
     return choice  # replay.adopt checks the rest
 
 
-def _dumped(items, down: dict) -> bytes:
+def dumped(items, down: dict) -> bytes:
     """A file's bytes: each property's examples, each with its arguments written down
     (:mod:`grader.engine.written`) where ``down`` has them."""
     properties = []
@@ -349,7 +349,7 @@ def _dumped(items, down: dict) -> bytes:
     return json.dumps({"format": FORMAT, "properties": properties}, separators=(",", ":")).encode()
 
 
-def _loaded(data: bytes) -> tuple[tuple, dict]:
+def loaded(data: bytes) -> tuple[tuple, dict]:
     """The kept items of a file's bytes, in :func:`grader.engine.replay.handed`'s shape, and the
     arguments written down for them (key -> one per example, a JSON object or None, read and
     checked only when replayed); ValueError for anything else (replay.adopt checks the rest)."""
@@ -467,7 +467,7 @@ class Store:
         if data is None:
             return 0
         try:
-            everything, down = _loaded(data)
+            everything, down = loaded(data)
             items = tuple(item for item in everything if self._mine(item[0]))
             adopted = replay.adopt_items(items, from_disk=True, down=down)
         except ValueError as err:
@@ -520,7 +520,7 @@ class Store:
         data = _read(self.folder, self.file)
         if data is not None:
             try:
-                everything, theirs = _loaded(data)
+                everything, theirs = loaded(data)
                 for key, examples in everything:
                     if self._mine(key) and key not in mine:
                         mine[key] = examples
@@ -529,7 +529,7 @@ class Store:
             except ValueError:
                 pass  # rewritten whole from what this process knows
         try:
-            _write(self.folder, self.file, _dumped(sorted(mine.items(), key=lambda kv: repr(kv[0])), down))
+            _write(self.folder, self.file, dumped(sorted(mine.items(), key=lambda kv: repr(kv[0])), down))
             _prune(self.folder)
         except OSError:
             return 0
@@ -581,3 +581,12 @@ def open_store(lesson: Lesson, settings: Settings) -> Store | None:
                     pass
     _OPENED[opened] = store
     return store
+
+
+def forget_opened(where: str) -> None:
+    """Close the stores this process opened in the folder ``where`` (a temporary one, removed)."""
+    for opened, store in list(_OPENED.items()):
+        if opened[0] == str(Path(where)):
+            del _OPENED[opened]
+            if store is not None:
+                os.close(store.folder)
