@@ -14,6 +14,9 @@ floor*, ``python -c "import numpy, hypothesis, pytest"`` measured in the same ro
 * ``batch`` of a class of ``--size`` students (a third each: the reference, the typical mistakes,
   the stub; every file made unique by a comment), into a fresh gradebook each round, with the
   batch's own default jobs: wall time per submission and submissions per minute;
+* ``check`` and ``grade`` of the reference where the lesson ships its examples (a copy of the
+  course after ``grader examples``), and ``grade`` with no store of examples on the machine, with
+  and without them: a first run on a fresh machine (a Gradescope container, a CI runner);
 * nbgrader's ``autograde`` of the same class as notebooks (the release's notebook filled with the
   same code), against ``batch`` of the code nbgrader's notebooks hold; both totals compared.
 
@@ -36,6 +39,7 @@ import io
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,6 +72,22 @@ for _kind, _path in FILES.items():
         "--lesson",
         ATTENTION.name,
     ]
+#: The same reference graded where its examples ship with the lesson (``grader examples`` run in
+#: a copy of the course, :mod:`grader.engine.shipped`), and, for ``grade``, with no store of
+#: examples on the machine (a Gradescope container, a CI runner): figures whose argv names the
+#: copy (filled in by :func:`shipped_course`) and whose environment turns the store off.
+SHIPPED_COPY = "@SHIPPED@"
+NO_STORE = {"GRADER_REPLAY_STORE": "off"}
+COMMANDS["check reference, shipped"] = [
+    *COMMANDS["check reference"][:-2],
+    "--course",
+    SHIPPED_COPY,
+    "--lesson",
+    ATTENTION.name,
+]
+COMMANDS["grade ref, no store"] = COMMANDS["grade reference"]
+COMMANDS["grade ref, shipped"] = [*COMMANDS["grade reference"], "--course", SHIPPED_COPY]
+EXTRA_ENV = {"grade ref, no store": NO_STORE, "grade ref, shipped": NO_STORE}
 #: Issue #16's targets: (figure, bound as a ratio to the floor's same figure).
 TARGETS = {
     ("check reference", "cpu"): 1.5,
@@ -112,6 +132,25 @@ def compiled(tree: Path) -> None:
     for folder in ("grader", "tests/checks", "solutions"):
         if (tree / folder).is_dir():
             compileall.compile_dir(tree / folder, quiet=2, workers=1)
+
+
+def shipped_course(tmp: Path) -> Path:
+    """A copy of the course's first lesson with its examples written beside its checks."""
+    copy = tmp / "shipped-course"
+    for name in ("tests/__init__.py", "tests/checks/__init__.py", "pyproject.toml"):
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (copy / name).write_bytes((ROOT / name).read_bytes())
+    for folder in (ATTENTION.checks, ATTENTION.solution.parent, ATTENTION.stubs.parent):
+        shutil.copytree(folder, copy / folder.relative_to(ROOT), ignore=shutil.ignore_patterns("__pycache__"))
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "examples", "--course", str(copy), "--lesson", ATTENTION.name],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        sys.exit(f"grader examples failed: {done.stderr}")
+    compiled(copy)
+    return copy
 
 
 def median(values: list[Timed]) -> Timed:
@@ -219,10 +258,16 @@ def main() -> int:
         compiled(tree)
     runs: dict[str, list[Timed]] = {name: [] for name in COMMANDS}
     base_runs: dict[str, list[Timed]] = {name: [] for name in COMMANDS if name != FLOOR}
-    for argv in COMMANDS.values():  # a warm-up each: file cache, the sandbox's first start
-        timed([sys.executable, *argv])
+    tmp_all = tempfile.TemporaryDirectory(prefix="bench_speed_")
+    copy = shipped_course(Path(tmp_all.name))
+    commands = {
+        name: [str(copy) if a == SHIPPED_COPY else a for a in argv] for name, argv in COMMANDS.items()
+    }
+    envs = {name: {**env, **EXTRA_ENV.get(name, {})} for name in COMMANDS}
+    for name, argv in commands.items():  # a warm-up each: file cache, the sandbox's first start
+        timed([sys.executable, *argv], env=envs[name])
         if base is not None:
-            timed([sys.executable, *argv], cwd=base)
+            timed([sys.executable, *argv], cwd=base, env=envs[name])
     floor_batch: list[Timed] = []
     batch_runs: list[Timed] = []
     base_batch_runs: list[Timed] = []
@@ -235,10 +280,10 @@ def main() -> int:
         course, nbclass = build_course(tmp, args.size) if nbgrader else (None, None)
         for i in range(max(args.repeat, args.rounds)):
             if i < args.repeat:
-                for name, argv in COMMANDS.items():
-                    runs[name].append(timed([sys.executable, *argv], env=env))
+                for name, argv in commands.items():
+                    runs[name].append(timed([sys.executable, *argv], env=envs[name]))
                     if base is not None and name in base_runs:
-                        base_runs[name].append(timed([sys.executable, *argv], cwd=base, env=env))
+                        base_runs[name].append(timed([sys.executable, *argv], cwd=base, env=envs[name]))
             if i < args.rounds:
                 floor_batch.append(timed([sys.executable, *COMMANDS[FLOOR]], env=env))
                 took, scores = batch(klass, tmp / f"batch{i}" / "gradebook.csv")
@@ -259,7 +304,7 @@ def main() -> int:
     floor = medians[FLOOR]
     figures: dict[str, dict] = {}
     print(f"Single commands, each a fresh process: medians of {args.repeat} interleaved rounds")
-    print(f"  {'':<18}{'wall':>9}{'x floor':>9}{'cpu':>9}{'x floor':>9}")
+    print(f"  {'':<26}{'wall':>9}{'x floor':>9}{'cpu':>9}{'x floor':>9}")
     for name, m in medians.items():
         figures[name] = {
             "wall": m.wall,
@@ -267,7 +312,7 @@ def main() -> int:
             "wall_x_floor": m.wall / floor.wall,
             "cpu_x_floor": m.cpu / floor.cpu,
         }
-        print(f"  {name:<18}{m.wall:8.2f}s{m.wall / floor.wall:8.2f}x{m.cpu:8.2f}s{m.cpu / floor.cpu:8.2f}x")
+        print(f"  {name:<26}{m.wall:8.2f}s{m.wall / floor.wall:8.2f}x{m.cpu:8.2f}s{m.cpu / floor.cpu:8.2f}x")
     whole = median(batch_runs)
     per = Timed(whole.wall / args.size, whole.cpu / args.size)
     floor_b = median(floor_batch)
@@ -286,7 +331,7 @@ def main() -> int:
     )
     if base is not None:
         print(f"\nBeside the baseline ({base}), timed in the same rounds (this / baseline):")
-        print(f"  {'':<18}{'wall':>9}{'baseline':>10}{'ratio':>8}{'cpu':>9}{'baseline':>10}{'ratio':>8}")
+        print(f"  {'':<26}{'wall':>9}{'baseline':>10}{'ratio':>8}{'cpu':>9}{'baseline':>10}{'ratio':>8}")
         pairs = {name: (medians[name], median(values)) for name, values in base_runs.items()}
         if base_batch_runs:
             theirs = median(base_batch_runs)
@@ -294,7 +339,7 @@ def main() -> int:
         for name, (m, b) in pairs.items():
             figures.setdefault("baseline", {})[name] = {"wall": b.wall, "cpu": b.cpu}
             print(
-                f"  {name:<18}{m.wall:8.2f}s{b.wall:9.2f}s{m.wall / b.wall:7.2f}x"
+                f"  {name:<26}{m.wall:8.2f}s{b.wall:9.2f}s{m.wall / b.wall:7.2f}x"
                 f"{m.cpu:8.2f}s{b.cpu:9.2f}s{m.cpu / b.cpu:7.2f}x"
             )
     if nbgrader:
@@ -322,6 +367,7 @@ def main() -> int:
         )
     if args.json:
         print(json.dumps(figures, indent=2))
+    tmp_all.cleanup()
     return 1 if totals_equal else 0
 
 

@@ -297,3 +297,16 @@ def test_the_key_names_every_file_that_decides_the_examples(course):
     every = {p.relative_to(course).as_posix() for p in shipped._deciding(lesson, hidden=True)}
     assert deciding < every and "solutions/toy.py" in every
     assert shipped.header(lesson, settings, hidden=False) != shipped.header(lesson, settings, hidden=True)
+
+
+def test_lint_says_a_stale_or_unreadable_file_with_its_place(fresh):
+    done = grader("lint", "--lesson", "toy", cwd=fresh)
+    assert done.returncode == 0 and SHIPPED not in done.stdout + done.stderr, done.stdout + done.stderr
+    strategies = fresh / "tests" / "checks" / "toy" / "strategies.py"
+    strategies.write_text(strategies.read_text() + "\n# a change\n")
+    hidden(fresh).write_bytes(b"not gzip")
+    done = grader("lint", "--lesson", "toy", cwd=fresh)
+    said = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert f"tests/checks/toy/{SHIPPED}:1: is stale: it was made with other check files than these" in said
+    assert f"tests/checks/toy/hidden/{SHIPPED}:1: cannot be read (not a gzip file" in said

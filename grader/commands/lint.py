@@ -16,6 +16,8 @@ reference), never one of the grader's:
 * ``pictures.py``: each picture calls its exercise with its parameters and reads a table of
   weights ``(heads, T, T)``, one row and one column per token of ``TOKENS``, from the reference;
 * ``work.py``: ``WEAK_CHECKS`` names checks of their own exercise;
+* the examples the lesson ships (``examples.json.gz``, if any): each can be read and was made
+  from the lesson's files and releases as they are now (else ``python -m grader examples``);
 * the catalog (``tests/catalog/NAME/``): every file parses and defines a function of the lesson;
   a bug declares the ``EXERCISE`` it breaks (one of the lesson's, defined in the file) and the
   ``DIAGNOSIS`` code that names it (one ``diagnoses.py`` gives that exercise).
@@ -36,6 +38,8 @@ import pytest
 from ..core.authored import error_place, said, shown
 from ..core.lesson import Lesson
 from ..core.results import Visibility
+from ..core.settings import resolve
+from ..engine import shipped
 from ..engine.marks import MARK, MarkError, grading_of
 from ..engine.run import nothing_stored, plugin_autoload_off, pytest_arguments
 from ..engine.submission import load_reference
@@ -268,7 +272,47 @@ def lint(lesson: Lesson, *, examples: int = LINT_EXAMPLES) -> Findings:
     _guarded(lesson, found, lesson.pictures, lint_pictures, reference)
     _guarded(lesson, found, lesson.work, lint_weak)
     _guarded(lesson, found, lesson.catalog, lint_catalog, codes)
+    _lint_shipped(lesson, found)
     return found
+
+
+#: What each part of a shipped file's header is, said to its author.
+_MADE_UNDER = {
+    "format": "format",
+    "hidden": "checks (public or hidden)",
+    "python": "Python",
+    "implementation": "Python implementation",
+    "hypothesis": "Hypothesis release",
+    "numpy": "numpy release",
+    "examples": "examples per check",
+    "profile": "profile",
+    "grader": "grader files",
+    "checks": "check files",
+}
+
+
+def _lint_shipped(lesson: Lesson, found: Findings) -> None:
+    """Each file of examples the lesson ships can be read, and is current (:mod:`grader.engine.shipped`):
+    a stale one is never believed, so every run draws its examples again."""
+    settings = resolve("grade", lesson_exercises=lesson.exercises, lesson_name=lesson.name)
+    for hidden in (False, True):
+        path = shipped.path_of(lesson, hidden=hidden)
+        if not path.is_file():
+            continue
+        try:
+            said_there, _, _ = shipped.unpacked(path.read_bytes()[: shipped.MAX_PACKED + 1])
+        except ValueError as err:
+            found.add(path, 1, f"cannot be read ({err}): run `python -m grader examples` to write it again")
+            continue
+        now = shipped.header(lesson, settings, hidden=hidden)
+        changed = [words for name, words in _MADE_UNDER.items() if now.get(name) != said_there.get(name)]
+        if changed or set(now) != set(said_there):
+            found.add(
+                path,
+                1,
+                f"is stale: it was made with other {' and '.join(changed) or 'settings'} than these, so no run "
+                "replays it: run `python -m grader examples` to write it again",
+            )
 
 
 def _guarded(lesson: Lesson, found: Findings, path: Path, step, *args):
