@@ -65,7 +65,7 @@ def made(lesson: Lesson, settings: Settings | None = None) -> dict[bool, bytes]:
 
 def main(*, lessons, check: bool = False) -> int:
     """Write each lesson's examples (public and hidden), or with ``check`` only report whether
-    they are current (1 if any is not)."""
+    those it ships are current (1 if any is not; a lesson that ships none is not stale)."""
     stale = 0
     for lesson in lessons:
         files = made(lesson)
@@ -75,7 +75,9 @@ def main(*, lessons, check: bool = False) -> int:
                 continue  # a lesson with no hidden checks
             current = path.read_bytes() if path.is_file() else None
             if check:
-                if current == data:
+                if current is None:
+                    print(f"{path}: none shipped (the engine draws them)", file=sys.stderr)
+                elif current == data:
                     print(f"{path} is up to date", file=sys.stderr)
                 else:
                     print(f"{path} is stale: run `python -m grader examples`", file=sys.stderr)
