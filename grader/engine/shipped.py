@@ -66,6 +66,8 @@ MAX_PACKED = 4 << 20
 #: What each file this process read held: (file, its header) -> (items, written), adopted again
 #: wherever this process has lost them (:func:`grader.engine.replay.forget`), never read twice.
 _READ: dict[tuple[str, str], tuple[tuple, dict]] = {}
+#: The headers this process took: (checks folder, hidden, examples, profile) -> header.
+_HEADERS: dict[tuple, dict] = {}
 #: Whether the files are read (off while they are made anew: :func:`unread`).
 _READING = {"on": True}
 
@@ -91,7 +93,15 @@ def _deciding(lesson: Lesson, *, hidden: bool) -> list[Path]:
 
 def header(lesson: Lesson, settings: Settings, *, hidden: bool) -> dict:
     """What decides the examples of ``lesson``'s public (or, ``hidden``, hidden) checks run with
-    ``settings``: a file made under another is not believed."""
+    ``settings``: a file made under another is not believed. Taken once per process (its
+    checks are imported once: a batch's children would otherwise each read every file again)."""
+    asked = (str(lesson.checks), hidden, settings.examples, str(settings.profile))
+    if asked not in _HEADERS:
+        _HEADERS[asked] = _header(lesson, settings, hidden=hidden)
+    return dict(_HEADERS[asked])
+
+
+def _header(lesson: Lesson, settings: Settings, *, hidden: bool) -> dict:
     return {
         "format": FORMAT,
         "hidden": hidden,
@@ -239,5 +249,6 @@ def unread():
 
 
 def forget() -> None:
-    """Forget the files read (tests use it)."""
+    """Forget the files read and the headers taken (tests use it)."""
     _READ.clear()
+    _HEADERS.clear()
