@@ -309,4 +309,4 @@ def test_lint_says_a_stale_or_unreadable_file_with_its_place(fresh):
     said = done.stdout + done.stderr
     assert done.returncode != 0
     assert f"tests/checks/toy/{SHIPPED}:1: is stale: it was made with other check files than these" in said
-    assert f"tests/checks/toy/hidden/{SHIPPED}:1: cannot be read (not a gzip file" in said
+    assert f"tests/checks/toy/hidden/{SHIPPED}:1: cannot be used (not a gzip file" in said

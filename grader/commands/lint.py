@@ -297,20 +297,19 @@ def _lint_shipped(lesson: Lesson, found: Findings) -> None:
     settings = resolve("grade", lesson_exercises=lesson.exercises, lesson_name=lesson.name)
     for hidden in (False, True):
         path = shipped.path_of(lesson, hidden=hidden)
-        if not path.is_file():
-            continue
-        try:
-            said_there, _, _ = shipped.unpacked(path.read_bytes()[: shipped.MAX_PACKED + 1])
-        except ValueError as err:
-            found.add(path, 1, f"cannot be read ({err}): run `python -m grader examples` to write it again")
-            continue
-        now = shipped.header(lesson, settings, hidden=hidden)
-        changed = [words for name, words in _MADE_UNDER.items() if now.get(name) != said_there.get(name)]
-        if changed or set(now) != set(said_there):
+        found_there = shipped.examine(lesson, settings, hidden=hidden)
+        if found_there.verdict is shipped.Verdict.REFUSED:
             found.add(
                 path,
                 1,
-                f"is stale: it was made with other {' and '.join(changed) or 'settings'} than these, so no run "
+                f"cannot be used ({found_there.reason}): run `python -m grader examples` to write it again",
+            )
+        elif found_there.verdict is shipped.Verdict.STALE:
+            changed = [_MADE_UNDER.get(name, name) for name in found_there.changed]
+            found.add(
+                path,
+                1,
+                f"is stale: it was made with other {' and '.join(changed)} than these, so no run "
                 "replays it: run `python -m grader examples` to write it again",
             )
 

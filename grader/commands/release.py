@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..core.errors import GraderError, LessonError, UsageError
+from ..core.errors import GraderError, IsolationRefused, LessonError, UsageError
 from ..core.installed import IMPORTED_FROM, PACKAGE
 from ..core.lesson import OUTLINE, SHIPPED, Lesson, is_service_address
 from ..core.scope import reference_calls
@@ -116,7 +116,7 @@ def made_examples(lesson: Lesson) -> dict[bool, bytes]:
     or bundle then draws them under the engine on every run, as before there were any."""
     try:
         return examples.made(lesson)
-    except (LessonError, GraderError) as err:
+    except (LessonError, GraderError, IsolationRefused, OSError) as err:
         print(f"grader: no examples shipped: {err}", file=sys.stderr)
         return {}
 

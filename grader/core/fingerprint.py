@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .errors import LessonError
 from .installed import PACKAGE
-from .lesson import Lesson
+from .lesson import OUTLINE, SHIPPED, Lesson
 from .settings import Settings
 
 #: Largest file taken into the digest; a lesson's code and data are far smaller.
@@ -171,12 +171,31 @@ def lesson_files(lesson: Lesson, probed: dict | None = None) -> list[Path]:
     stubs), every file under the checks, the files pytest reads on the way to them, and the course's
     Python files that any of those imports (the imports followed as far as they lead). ``probed``,
     if given, gets every path looked at on the way (path -> whether a file was there)."""
+    start = [lesson.source, *(p for p in files_under(lesson.checks) if p.name != SHIPPED)]
+    return files_from(lesson, start, _ON_THE_WAY, probed)
+
+
+def public_lesson_files(lesson: Lesson) -> list[Path]:
+    """The files that decide the examples of ``lesson``'s public checks, in a fixed order: those
+    a release holds of them (:meth:`Lesson.public_files`, its outline apart), the package and
+    ``conftest.py`` files pytest reads on the way, and the course's Python files any of those
+    imports. (A course file a release lacks makes it another set: examples made in the course are
+    then not believed in the release.)"""
+    start = [p for p in lesson.public_files() if p != lesson.checks / OUTLINE]
+    return files_from(lesson, start, ("__init__.py", "conftest.py"))
+
+
+def files_from(
+    lesson: Lesson, start: list[Path], on_the_way: tuple[str, ...], probed: dict | None = None
+) -> list[Path]:
+    """``start``, the files named ``on_the_way`` in each folder between the course's root and the
+    lesson's checks, and the course's Python files any of those imports, as far as they lead."""
     root = lesson.root
-    start = [lesson.source, *files_under(lesson.checks)]
+    start = list(start)
     folder = lesson.checks
     while folder != root and root in folder.parents:
         folder = folder.parent
-        for name in _ON_THE_WAY:
+        for name in on_the_way:
             there = (folder / name).is_file()
             if probed is not None:
                 probed.setdefault(os.path.normpath(folder / name), there)

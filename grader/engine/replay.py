@@ -71,6 +71,7 @@ __all__ = [
     "Tape",
     "adopt",
     "adopt_items",
+    "checked",
     "forget",
     "handed",
     "items",
@@ -153,13 +154,9 @@ def items() -> tuple:
     return tuple(_KEPT.items())
 
 
-def adopt_items(items, *, from_disk: bool = False, down: dict | None = None) -> int:
-    """Keep ``items`` (in :func:`handed`'s shape, from wherever they were read: a child of this
-    process, the store on disk), all or nothing: anything not of their exact shape is refused
-    whole (ValueError). Returns how many properties were adopted. Examples ``from_disk`` were not
-    drawn by an engine of this run: where one fails and the engine's run then passes, the
-    engine's verdict stands (:func:`run`). ``down``: key -> the examples' arguments written down
-    (:data:`_WRITTEN`), for the keys that have them."""
+def checked(items) -> dict:
+    """``items`` (in :func:`handed`'s shape) as key -> examples if every part is of their exact
+    shape; else ValueError (nothing is kept)."""
     adopted = {}
     for item in items if isinstance(items, tuple) else [None]:
         if not (isinstance(item, tuple) and len(item) == 2):
@@ -177,6 +174,17 @@ def adopt_items(items, *, from_disk: bool = False, down: dict | None = None) -> 
             ):
                 raise ValueError("a kept example is of an unknown shape")
         adopted[key] = examples
+    return adopted
+
+
+def adopt_items(items, *, from_disk: bool = False, down: dict | None = None) -> int:
+    """Keep ``items`` (in :func:`handed`'s shape, from wherever they were read: a child of this
+    process, the store on disk), all or nothing: anything not of their exact shape is refused
+    whole (ValueError). Returns how many properties were adopted. Examples ``from_disk`` were not
+    drawn by an engine of this run: where one fails and the engine's run then passes, the
+    engine's verdict stands (:func:`run`). ``down``: key -> the examples' arguments written down
+    (:data:`_WRITTEN`), for the keys that have them."""
+    adopted = checked(items)
     before = {key: _KEPT.get(key) for key in adopted}
     _KEPT.update(adopted)
     for key, examples in adopted.items():

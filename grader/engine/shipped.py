@@ -46,19 +46,43 @@ import os
 import stat
 import sys
 import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import hypothesis
 import numpy
 
-from ..core.fingerprint import files_digest, files_under, grader_digest
-from ..core.lesson import OUTLINE, SHIPPED, Lesson
-from ..core.settings import Settings
+from ..core.enums import StrEnum
+from ..core.errors import LessonError
+from ..core.fingerprint import files_digest, grader_digest, lesson_files, public_lesson_files
+from ..core.lesson import SHIPPED, Lesson
+from ..core.settings import Isolation, Settings
 from . import replay
 from .store import MAX_FILE, dumped, loaded
 
-__all__ = ["MAX_PACKED", "forget", "header", "load", "packed", "path_of", "unpacked", "unread"]
+__all__ = [
+    "MAX_PACKED",
+    "Examined",
+    "Verdict",
+    "examine",
+    "forget",
+    "header",
+    "load",
+    "packed",
+    "path_of",
+    "unpacked",
+    "unread",
+]
 
+#: How a file is opened: never through a link at its last step, a FIFO without waiting (the flags
+#: Windows lacks are 0 there).
+_OPEN = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
 #: The format of the files (a change of it makes every file stale).
 FORMAT = 1
 #: Largest file read, packed (a lesson's examples take about 60 KiB).
@@ -78,17 +102,11 @@ def path_of(lesson: Lesson, *, hidden: bool) -> Path:
 
 
 def _deciding(lesson: Lesson, *, hidden: bool) -> list[Path]:
-    """The course's files that decide the examples of the public checks (those a release holds,
-    its outline apart) or, with ``hidden``, of every check (and the reference)."""
-    above = [lesson.root / "tests" / "__init__.py", lesson.root / "tests" / "checks" / "__init__.py"]
-    files = [p for p in above if p.is_file()]
-    if hidden:
-        files += [p for p in files_under(lesson.checks) if p.name != SHIPPED]
-        if lesson.reference is not None:
-            files.append(lesson.reference)
-    else:
-        files += [p for p in lesson.public_files() if p.name != OUTLINE or p.parent != lesson.checks]
-    return files
+    """The course's files that decide the examples of the public checks (what a release holds of
+    them, and the course files they import) or, with ``hidden``, of every check (the batch's
+    fingerprint's files: the reference, every file of the checks, pytest's files on the way and
+    every course file any of them imports)."""
+    return lesson_files(lesson) if hidden else public_lesson_files(lesson)
 
 
 def header(lesson: Lesson, settings: Settings, *, hidden: bool) -> dict:
@@ -148,9 +166,9 @@ def packed(lesson: Lesson, settings: Settings, items, down: dict, *, hidden: boo
     return out.getvalue()
 
 
-def unpacked(data: bytes) -> tuple[dict, tuple, dict]:
-    """The header, items and written arguments of a file's bytes (keys without the checks
-    folder); ValueError for anything not of their shape or larger than the store's files."""
+def _opened(data: bytes) -> tuple[dict, bytes]:
+    """The header of a file's bytes and the rest, unpacked; ValueError for anything not gzip,
+    unpacking to more than the store's files may hold, or with a header that is no JSON object."""
     try:
         unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # gzip's framing
         text = unpacker.decompress(data, MAX_FILE + 1)
@@ -165,18 +183,52 @@ def unpacked(data: bytes) -> tuple[dict, tuple, dict]:
         raise ValueError(f"a header that is not JSON ({err})") from None
     if not isinstance(said, dict):
         raise ValueError("a header of an unknown shape")
-    items, down = loaded(body)
+    return said, body
+
+
+def unpacked(data: bytes) -> tuple[dict, tuple, dict]:
+    """The header, items and written arguments of a file's bytes (keys without the checks
+    folder: node, seed, examples); ValueError for anything not of their shape."""
+    said, body = _opened(data)
+    try:
+        items, down = loaded(body)
+    except (TypeError, RecursionError) as err:
+        raise ValueError(f"not a file of kept examples ({err})") from None
     for key, _ in items:
-        if len(key) != 3 or not isinstance(key[0], str):
+        if not (
+            len(key) == 3
+            and isinstance(key[0], str)
+            and all(isinstance(part, int) and not isinstance(part, bool) for part in key[1:])
+        ):
             raise ValueError("a property's key of an unknown shape")
     return said, items, down
+
+
+class Verdict(StrEnum):
+    """What a run makes of a file of shipped examples."""
+
+    NONE = "none"  # there is none
+    REFUSED = "refused"  # not a plain file of examples of this folder's checks: ignored whole
+    STALE = "stale"  # made under other files, releases or settings: the engine draws
+    CURRENT = "current"  # replayed
+
+
+@dataclass(frozen=True)
+class Examined:
+    """A file of shipped examples, read and judged (:func:`examine`)."""
+
+    verdict: Verdict
+    reason: str = ""  # why it was refused
+    changed: tuple[str, ...] = ()  # the header's parts that differ, when it is stale
+    items: tuple = ()  # when current: (node, seed, examples) -> its examples
+    down: dict = field(default_factory=dict)  # when current: their arguments written down
 
 
 def _read(path: Path) -> bytes | None:
     """The bytes of ``path`` if it is a regular file, reached without a link at its last step, of
     at most :data:`MAX_PACKED` bytes; None if there is none; ValueError for anything else."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _OPEN)
     except FileNotFoundError:
         return None
     except OSError as err:
@@ -196,37 +248,54 @@ def _read(path: Path) -> bytes | None:
             os.close(fd)
 
 
+def examine(lesson: Lesson, settings: Settings, *, hidden: bool) -> Examined:
+    """The file of ``lesson``'s public (or hidden) checks' examples, judged for a run with
+    ``settings``: its body is read only once its header says it is current."""
+    path = path_of(lesson, hidden=hidden)
+    try:
+        data = _read(path)
+        if data is None:
+            return Examined(Verdict.NONE)
+        said, body = _opened(data)
+    except ValueError as err:
+        return Examined(Verdict.REFUSED, str(err))
+    try:
+        wanted = header(lesson, settings, hidden=hidden)
+    except (LessonError, OSError) as err:  # a file of the lesson too large to digest, say
+        return Examined(Verdict.REFUSED, f"the lesson's files could not be digested: {err}")
+    changed = tuple(name for name in sorted({*said, *wanted}) if said.get(name) != wanted.get(name))
+    if changed:
+        return Examined(Verdict.STALE, changed=changed)
+    try:
+        _, items, down = unpacked(data)
+        if not all(_ours(lesson, key[0], hidden=hidden) for key, _ in items):
+            return Examined(Verdict.REFUSED, "a check not of that folder")
+        replay.checked(tuple(((str(lesson.checks), *key), examples) for key, examples in items))
+    except ValueError as err:
+        return Examined(Verdict.REFUSED, str(err))
+    return Examined(Verdict.CURRENT, items=items, down=down)
+
+
 def load(lesson: Lesson, settings: Settings) -> int:
     """Keep in this process (:func:`grader.engine.replay.adopt_items`, as examples from disk) the
-    examples ``lesson`` ships for the checks a run with ``settings`` runs, where they were made
-    as this run would draw them; returns how many properties. Each file is read once per
-    process; a property this process keeps already is left as it is."""
+    examples ``lesson`` ships for the checks a run with ``settings`` (its level decided) runs,
+    where they were made as this run would draw them; returns how many properties. Each file is
+    read once per process; a property this process keeps already is left as it is. Not at the
+    ``process`` level as an ordinary user (as the store): the student's code runs as the
+    grader's own user there, and a file it left would be believed by every later process."""
     if not settings.replay or not replay.supported() or not _READING["on"]:
+        return 0
+    if settings.level is Isolation.PROCESS and getattr(os, "geteuid", lambda: 0)() != 0:
         return 0
     adopted = 0
     for hidden in (False, True) if settings.include_hidden else (False,):
         path = path_of(lesson, hidden=hidden)
-        wanted = header(lesson, settings, hidden=hidden)
-        seen = (str(path), json.dumps(wanted, sort_keys=True))
+        seen = (str(path), settings.examples, str(settings.profile))
         if seen not in _READ:
-            _READ[seen] = ((), {})
-            try:
-                data = _read(path)
-                if data is None:
-                    continue
-                said, items, down = unpacked(data)
-            except ValueError as err:
-                print(f"grader: the examples in {path} were not used ({err})", file=sys.stderr)
-                continue
-            if said != wanted:
-                continue  # made by other files or releases: the engine draws them here
-            if not all(_ours(lesson, key[0], hidden=hidden) for key, _ in items):
-                print(
-                    f"grader: the examples in {path} were not used (a check not of that folder)",
-                    file=sys.stderr,
-                )
-                continue
-            _READ[seen] = (items, down)
+            found = examine(lesson, settings, hidden=hidden)
+            if found.verdict is Verdict.REFUSED:
+                print(f"grader: the examples in {path} were not used ({found.reason})", file=sys.stderr)
+            _READ[seen] = (found.items, found.down)
         items, down = _READ[seen]
         folder = str(lesson.checks)
         fresh = tuple(

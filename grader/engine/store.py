@@ -372,6 +372,8 @@ def loaded(data: bytes) -> tuple[tuple, dict]:
             and isinstance(prop[1], list)
         ):
             raise ValueError("a kept property of an unknown shape")
+        if not all(isinstance(part, (str, int)) and not isinstance(part, bool) for part in prop[0]):
+            raise ValueError("a kept property's key of an unknown shape")
         examples, written = [], []
         for example in prop[1]:
             if not (
