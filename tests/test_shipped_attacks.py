@@ -137,3 +137,16 @@ def test_lint_says_a_file_no_grade_can_use_in_words(course):
     _rewrite_body(public(course), unhashable)
     done = grader("lint", "--lesson", "toy", cwd=course)
     assert "Traceback" not in done.stderr, done.stderr[-800:]
+
+
+def test_a_large_data_file_beside_the_checks_does_not_stop_a_check_that_ships_no_examples(tmp_path):
+    """shipped.load takes the header (a digest of every check file) on every run, a file shipped or
+    not; a data file over fingerprint.MAX_FILE (64 MiB) beside the hidden checks makes that a
+    LessonError inside pytest_collection_finish: INTERNALERROR, where GRADER_REPLAY=0 grades."""
+    root = _copy(tmp_path)
+    with open(root / "tests" / "checks" / "toy" / "hidden" / "weights.npy", "wb") as f:
+        f.truncate(65 << 20)  # sparse: no disk used
+    engine = graded(root, replay=False)
+    assert engine["report"]["score"] == engine["report"]["max_score"]
+    used = graded(root)  # fails: the GRADE script's process ends with INTERNALERROR
+    assert used["report"] == engine["report"]
