@@ -206,7 +206,9 @@ def test_a_file_made_under_another_release_is_not_believed(fresh):
             lambda path: path.write_bytes(b"\x1f\x8b not really gzip"), "not a gzip file", id="not-gzip"
         ),
         pytest.param(
-            lambda path: path.write_bytes(gzip.compress(b"{}\n{}")), "not a file of kept", id="wrong-shape"
+            lambda path: path.write_bytes(gzip.compress(json.dumps(contents(path)[0]).encode() + b"\n{}")),
+            "not a file of kept",
+            id="wrong-shape-under-a-current-header",
         ),
         pytest.param(
             lambda path: path.write_bytes(gzip.compress(b"\0" * ((16 << 20) + 10))),

@@ -1,4 +1,5 @@
-"""Red-team findings on examples a lesson ships (grader.engine.shipped): each test fails today.
+"""Red-team findings on examples a lesson ships (grader.engine.shipped), each pinned (each test
+failed on the code before its fix).
 
 * A course file the checks import from outside their folder decides their examples, but is not
   in the header: a stale file is believed, and a grade differs from the engine's.

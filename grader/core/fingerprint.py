@@ -182,7 +182,17 @@ def public_lesson_files(lesson: Lesson) -> list[Path]:
     imports. (A course file a release lacks makes it another set: examples made in the course are
     then not believed in the release.)"""
     start = [p for p in lesson.public_files() if p != lesson.checks / OUTLINE]
-    return files_from(lesson, start, ("__init__.py", "conftest.py"))
+    # the grader's own files are digested apart (a release holds a copy of them beside its course),
+    # and the course folder's own __init__.py (a release has none) says nothing of the examples
+    apart = (
+        os.path.join(os.path.normpath(PACKAGE), ""),
+        os.path.join(os.path.normpath(lesson.root / PACKAGE.name), ""),
+    )
+    return [
+        p
+        for p in files_from(lesson, start, ("__init__.py", "conftest.py"))
+        if not os.path.normpath(p).startswith(apart) and p != lesson.root / "__init__.py"
+    ]
 
 
 def files_from(
