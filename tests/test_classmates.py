@@ -27,12 +27,15 @@ from pathlib import Path
 
 import pytest
 
+from grader.core.lesson import Lesson
 from grader.sandbox.wardens import best_level
 
-from .support import ATTENTION, ROOT, TOY_COURSE, compose, python
+from .support import ATTENTION, ROOT, TOY, TOY_BUGGY, TOY_COURSE, compose, python
 
 ADVERSARIAL = Path(__file__).parent / "adversarial"
 BUG = ATTENTION.catalog / "bugs" / "merge_reshape_no_transpose.py"
+#: The toy lesson's points, all of them.
+FULL = 14
 
 HEAP_READER = """
 # reads its own memory for a classmate's line and tells it through an exception message
@@ -54,14 +57,14 @@ def _scan():
         found |= set(re.findall(rb"CLASSMATE-SECRET-[0-9a-f]{24}", data))
     return sorted(found)
 
-_honest_split = split_heads
+_honest_center = center_tokens
 
-def split_heads(x, n_heads):
+def center_tokens(x):
     if not hasattr(builtins, "_scanned"):
         builtins._scanned = _scan()
     if builtins._scanned:
         raise ValueError("found " + b" ".join(builtins._scanned).decode())
-    return _honest_split(x, n_heads)
+    return _honest_center(x)
 """
 
 DTYPE_POISONER = """
@@ -83,9 +86,9 @@ def _names():
     names = [order + code for order in ("<", ">", "=", "") for code in codes]
     return [n for n in names if n != "<f8"][:70]
 
-_honest_mask = apply_causal_mask
+_honest_layer_norm = layer_norm
 
-def apply_causal_mask(scores):
+def layer_norm(x, gamma, beta, eps=1e-5):
     if not hasattr(builtins, "_poisoned"):
         builtins._poisoned = True
         names = _names()
@@ -94,25 +97,31 @@ def apply_causal_mask(scores):
                              "payloads": [0] * len(arrays)}).encode()
         os.write(_reply_pipe(), struct.pack(">I", len(header)) + header)
         os._exit(0)
-    return _honest_mask(scores).astype(">f8")
+    return _honest_layer_norm(x, gamma, beta, eps).astype(">f8")
 """
+
+#: The adversarial case ``fault_forged_by_a_call`` (a frame saying "the warden failed", written on
+#: every pipe an audited call holds), its attack made by the toy lesson's center_tokens.
+FAULT_FORGER = (ADVERSARIAL / "fault_forged_by_a_call" / "override.py").read_text(encoding="utf-8")
+assert FAULT_FORGER.count("def apply_causal_mask(scores):") == 1
+FAULT_FORGER = FAULT_FORGER.replace("def apply_causal_mask(scores):", "def center_tokens(x):")
 
 
 def _report(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _solo(folder: Path) -> dict:
-    """The report ``grade`` gives the folder's file alone (graded once for each text: the
-    classmates of both tests below are the reference or the same bug)."""
-    return _graded_alone((folder / "attention.py").read_bytes())
+def _solo(folder: Path, lesson: Lesson) -> dict:
+    """The report ``grade`` gives the folder's file of ``lesson`` alone (graded once for each
+    text: the classmates of both tests below are the reference or the same bug)."""
+    return _graded_alone((folder / lesson.filename).read_bytes(), lesson)
 
 
 @functools.cache
-def _graded_alone(text: bytes) -> dict:
+def _graded_alone(text: bytes, lesson: Lesson) -> dict:
     with tempfile.TemporaryDirectory(prefix="solo-") as tmp:
-        (Path(tmp) / "attention.py").write_bytes(text)
-        done = python("grade", tmp, "--format", "json")
+        (Path(tmp) / lesson.filename).write_bytes(text)
+        done = python("grade", tmp, "--course", str(lesson.root), "--lesson", lesson.name, "--format", "json")
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
 
@@ -123,28 +132,35 @@ def _grades(report: dict) -> tuple:
 
 @pytest.mark.skipif(best_level() != "namespaces", reason="needs the namespaces sandbox")
 def test_hostile_classmates_change_no_later_grade(tmp_path):
+    """On the toy lesson: what the hostile files attack is the batch's, not a lesson's."""
     secret = "CLASSMATE-SECRET-" + secrets.token_hex(12)
     klass = tmp_path / "class"
     holder = klass / "a2-secret-holder"
     holder.mkdir(parents=True)
-    (holder / "attention.py").write_text(
-        ATTENTION.solution.read_text() + f"\n# {secret}\nSECRET = '{secret}'\n"
-    )
-    for name, text in (("a3-heap-reader", HEAP_READER), ("a1-dtype-poisoner", DTYPE_POISONER)):
+    (holder / TOY.filename).write_text(TOY.solution.read_text() + f"\n# {secret}\nSECRET = '{secret}'\n")
+    hostile = (("a3-heap-reader", HEAP_READER), ("a1-dtype-poisoner", DTYPE_POISONER))
+    for name, text in (*hostile, ("a4-fault-forger", FAULT_FORGER)):
         override = tmp_path / f"{name}.py"
         override.write_text(text)
-        compose(override, klass / name)
-    compose(ADVERSARIAL / "fault_forged_by_a_call" / "override.py", klass / "a4-fault-forger")
-    honest = {"b1-reference": None, "b2-reference": None, "b3-bug": BUG}
-    for name, bug in honest.items():
-        if bug is None:
-            (klass / name).mkdir()
-            shutil.copy(ATTENTION.solution, klass / name / "attention.py")
-        else:
-            compose(bug, klass / name)
+        compose(override, klass / name, TOY)
+    honest = {"b1-reference": TOY.solution, "b2-reference": TOY.solution, "b3-bug": TOY_BUGGY}
+    for name, source in honest.items():
+        (klass / name).mkdir()
+        shutil.copy(source, klass / name / TOY.filename)
 
     out = tmp_path / "grades" / "gradebook.csv"
-    done = python("batch", "--lesson", "attention", str(klass), "--out", str(out), "--jobs", "1")
+    done = python(
+        "batch",
+        "--course",
+        str(TOY_COURSE),
+        "--lesson",
+        TOY.name,
+        str(klass),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     reports = out.with_name("gradebook_reports")
 
@@ -152,14 +168,15 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     everything += "".join(p.read_text(errors="replace") for p in reports.iterdir())
     reader = _report(reports / "a3-heap-reader.json")
     assert secret not in everything
-    assert reader["score"] == 100, [t["feedback"] for t in reader["tests"] if t["feedback"]][:3]
+    assert reader["score"] == FULL, [t["feedback"] for t in reader["tests"] if t["feedback"]][:3]
     forger = _report(reports / "a4-fault-forger.json")
     assert "bug in the grader" not in json.dumps(forger)
+    assert forger["exercises"]["center_tokens"]["score"] == 0  # the forged frame was sent: its own doing
 
     for name in honest:
         batch_report = _report(reports / f"{name}.json")
-        assert _grades(batch_report) == _grades(_solo(klass / name)), name
-    assert _report(reports / "b1-reference.json")["score"] == 100
+        assert _grades(batch_report) == _grades(_solo(klass / name, TOY)), name
+    assert _report(reports / "b1-reference.json")["score"] == FULL
 
 
 #: Adversarial cases graded first, one after another, by the grading process that then grades
@@ -222,7 +239,8 @@ def _case_file(name: str, dest: Path, tmp: Path) -> None:
 @pytest.mark.skipif(best_level() != "namespaces", reason="needs the namespaces sandbox")
 def test_after_the_adversarial_catalog_classmates_get_their_solo_grades(tmp_path):
     """Every case of the adversarial catalog above is graded first, in one grading process;
-    honest classmates graded by that same process afterwards get exactly their solo grades."""
+    honest classmates graded by that same process afterwards get exactly their solo grades.
+    The attention lesson: the adversarial catalog's cases are files of it."""
     klass = tmp_path / "class"
     for i, name in enumerate(FIRST):
         _case_file(name, klass / f"a{i:02d}-{name}", tmp_path)
@@ -240,7 +258,7 @@ def test_after_the_adversarial_catalog_classmates_get_their_solo_grades(tmp_path
     assert done.returncode == 0, done.stderr[-3000:]
     reports = out.with_name("gradebook_reports")
     for name in honest:
-        assert _grades(_report(reports / f"{name}.json")) == _grades(_solo(klass / name)), name
+        assert _grades(_report(reports / f"{name}.json")) == _grades(_solo(klass / name, ATTENTION)), name
     assert _report(reports / "z1-reference.json")["score"] == 100
 
 

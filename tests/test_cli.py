@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import json
 
-from .support import ATTENTION, python
+from .support import ATTENTION, ON_TOY, TOY, TOY_BUGGY, python
 
+# The command line's workings are the grader's, not a lesson's: they are tested on the toy lesson.
 TYPICAL = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 TEST_KEYS = {"name", "exercise", "score", "max_score", "status", "visibility", "feedback"}
 
 
 def test_grade_json_is_the_only_thing_on_stdout():
-    done = python("grade", str(ATTENTION.solution), "--format", "json")
+    done = python("grade", str(TOY.solution), *ON_TOY, "--format", "json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["score"] == report["max_score"] == 100
-    assert set(report["exercises"]) == set(ATTENTION.exercises)
+    assert report["score"] == report["max_score"] == 14  # the toy lesson's points, all of them
+    assert set(report["exercises"]) == set(TOY.exercises)
     assert all(TEST_KEYS <= set(t) for t in report["tests"])
     assert {t["status"] for t in report["tests"]} == {"passed"}
-    assert "score: 100/100" in done.stderr
+    assert "score: 14/14" in done.stderr
 
 
 def test_grade_the_untouched_stubs_gives_zero_and_exit_0():
-    done = python("grade", str(ATTENTION.stubs), "--format", "json")
+    done = python("grade", str(TOY.stubs), *ON_TOY, "--format", "json")
     assert done.returncode == 0
     report = json.loads(done.stdout)
     assert report["score"] == 0
@@ -32,19 +33,19 @@ def test_grade_the_untouched_stubs_gives_zero_and_exit_0():
 
 def test_grade_a_folder_and_write_a_file(tmp_path):
     out = tmp_path / "report.txt"
-    done = python("grade", str(TYPICAL.parent), "-o", str(out), "--only", "split_heads")
+    done = python("grade", str(TOY_BUGGY.parent), *ON_TOY, "-o", str(out), "--only", "center_tokens")
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     text = out.read_text()
-    assert "split_heads" in text and "mha_forward" not in text and "Total" in text
+    assert "center_tokens" in text and "layer_norm" not in text and "Total" in text
 
 
 def test_missing_paths_get_one_line_and_no_traceback(tmp_path):
     for target, fragment in [
         (tmp_path / "nope.py", "does not exist"),
-        (tmp_path, "folder without attention.py"),
+        (tmp_path, "folder without toy.py"),
     ]:
-        done = python("grade", str(target), "--format", "json", "--lesson", "attention")
+        done = python("grade", str(target), "--format", "json", *ON_TOY)
         assert done.returncode == 2
         assert done.stdout == ""
         assert fragment in done.stderr
@@ -55,12 +56,12 @@ def test_missing_paths_get_one_line_and_no_traceback(tmp_path):
 def test_an_enormous_file_is_refused_with_its_size(tmp_path):
     """A file of megabytes (pasted data, a log) is not read in, compiled or run: score 0, and
     the problem says how large it is and what is allowed."""
-    (tmp_path / "attention.py").write_text(ATTENTION.solution.read_text() + "# padding\n" * 500_000)
+    (tmp_path / TOY.filename).write_text(TOY.solution.read_text() + "# padding\n" * 500_000)
     for command in ("grade", "check"):
         done = (
-            python(command, str(tmp_path), "--format", "json")
+            python(command, str(tmp_path), *ON_TOY, "--format", "json")
             if command == "grade"
-            else python(command, str(tmp_path))
+            else python(command, str(tmp_path), *ON_TOY)
         )
         assert "Traceback" not in done.stderr
         if command == "grade":
@@ -73,17 +74,18 @@ def test_an_enormous_file_is_refused_with_its_size(tmp_path):
 
 
 def test_check_passes_on_the_reference_and_explains_the_stubs():
-    done = python("check", str(ATTENTION.solution))
+    done = python("check", str(TOY.solution), *ON_TOY)
     assert done.returncode == 0, done.stdout
     assert "Every check passes" in done.stdout
-    done = python("check", "--lesson", "attention")  # default: exercises/attention.py
+    done = python("check", *ON_TOY)  # default: the course's exercises/toy.py
     assert done.returncode == 1
-    assert "`split_heads` is not written yet" in done.stdout
+    assert "`center_tokens` is not written yet" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
     assert "practice score" not in done.stdout  # the course holds the reference: no release's note
 
 
 def test_check_names_the_smallest_input_and_the_students_line():
+    # attention: a smallest input of several arguments (the toy lesson's visible checks draw one)
     done = python("check", str(TYPICAL), "--only", "split_heads")
     assert done.returncode == 1
     assert "Smallest input found:" in done.stdout
@@ -92,14 +94,15 @@ def test_check_names_the_smallest_input_and_the_students_line():
 
 
 def test_bad_options_are_usage_errors():
-    done = python("grade", str(ATTENTION.solution), "--only", "split_head")
+    done = python("grade", str(TOY.solution), *ON_TOY, "--only", "center_token")
     assert done.returncode == 2
-    assert "unknown exercise 'split_head'" in done.stderr
-    done = python("grade", str(ATTENTION.solution), "--call-timeout", "0")
+    assert "unknown exercise 'center_token'" in done.stderr
+    done = python("grade", str(TOY.solution), *ON_TOY, "--call-timeout", "0")
     assert done.returncode == 2
 
 
 def test_gallery_grades_the_bundled_submissions():
+    # attention: its gallery holds a file Python cannot read (the toy gallery does not)
     done = python("gallery", "--lesson", "attention")
     assert done.returncode == 0, done.stderr
     rows = {line.split("  ")[0]: line for line in done.stdout.splitlines()}

@@ -34,9 +34,8 @@ from grader.sandbox.clock import CPU, IDLE, WALL, Stopwatch, Usage
 from grader.sandbox.inprocess import Alarm, time_limit, timed_out
 from grader.sandbox.wardens import best_level
 
-from .support import ATTENTION, compose, python
+from .support import ON_TOY, TOY, TOY_BUGGY, compose, python
 
-TYPICAL = ATTENTION.gallery / "typical-mistakes" / "attention.py"
 #: Busy-looping processes the load test starts: with the suite's own work, a load far above the
 #: two cores of the machine the suite runs on.
 LOADERS = 6
@@ -45,16 +44,18 @@ LOADER_LIFE = 1200
 
 
 def _override(tmp_path: Path, name: str, body: str) -> Path:
-    """The reference with ``merge_heads`` replaced by ``body`` (its lines, indented here)."""
+    """The toy lesson's reference with ``center_tokens`` replaced by ``body`` (its lines,
+    indented here): the limits are the grader's, not a lesson's."""
     override = tmp_path / f"{name}.py"
     override.write_text(
-        "import time\n\n\ndef merge_heads(x):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+        "import time\n\n\ndef center_tokens(x):\n" + "".join(f"    {line}\n" for line in body.splitlines())
     )
-    return compose(override, tmp_path / name)
+    return compose(override, tmp_path / name, TOY)
 
 
 def _graded(file: Path, *options: str) -> tuple[int, dict]:
-    done = python("grade", str(file), "--format", "json", *options, timeout=3000)
+    """``grade``'s exit code and JSON report of ``file``, a file of the toy lesson."""
+    done = python("grade", str(file), *ON_TOY, "--format", "json", *options, timeout=3000)
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     return done.returncode, json.loads(done.stdout)
 
@@ -87,16 +88,17 @@ class _Load:
 
 def test_the_same_file_scores_the_same_under_load():
     """Quiet (the two graded side by side), then with busy processes beside them (each file
-    graded sandboxed and in-process at once), the gallery's typical mistakes and the reference
+    graded sandboxed and in-process at once), the toy gallery's buggy file and the reference
     get the same checks passed and failed (sandboxed, byte for byte the same report: a grade is
     deterministic), and nothing is unfinished. The limits are made tight
     (1 s a call, 20 s a submission) so that limits counted on the wall clock would fail checks
     here, as they did on a busy machine at a deadline (before processor time was counted, this
-    test saw the reference score 61 and the typical mistakes 34 instead of 65). Sandboxed and
-    in-process grading give the same report quiet (tests/test_catalog.py), so the quiet one is
-    graded once."""
+    test, then on the attention lesson, saw the reference score 61 and the typical mistakes 34
+    instead of 65). Sandboxed and in-process grading give the same report quiet
+    (tests/test_catalog.py), so the quiet one is graded once. The toy lesson: the limits are
+    the grader's, not a lesson's."""
     limits = ("--call-timeout", "1", "--total-timeout", "20")
-    files = (TYPICAL, ATTENTION.solution)
+    files = (TOY_BUGGY, TOY.solution)
     with ThreadPoolExecutor(len(files)) as pool:
         quiet = dict(
             zip(files, pool.map(lambda f: _graded(f, "--isolation", "auto", *limits), files), strict=True)
@@ -124,8 +126,8 @@ def test_the_same_file_scores_the_same_under_load():
         assert report_loaded["isolation"] == ("none" if isolation == "none" else report["isolation"])
         if isolation == "auto":  # graded as the quiet one was: the very same report, byte for byte
             assert json.dumps(report_loaded, sort_keys=True) == json.dumps(report, sort_keys=True), file.name
-    assert quiet[ATTENTION.solution][1]["score"] == quiet[ATTENTION.solution][1]["max_score"]
-    assert 0 < quiet[TYPICAL][1]["score"] < quiet[TYPICAL][1]["max_score"]
+    assert quiet[TOY.solution][1]["score"] == quiet[TOY.solution][1]["max_score"]
+    assert 0 < quiet[TOY_BUGGY][1]["score"] < quiet[TOY_BUGGY][1]["max_score"]
 
 
 # -- the limits still hold
@@ -134,11 +136,11 @@ def test_the_same_file_scores_the_same_under_load():
 @pytest.mark.parametrize("isolation", ["auto", "none"])
 def test_a_function_that_burns_the_processor_is_stopped(tmp_path, isolation):
     file = _override(tmp_path, "loop", "while True:\n    pass")
-    code, report = _graded(file, "--isolation", isolation, "--only", "merge_heads", "--call-timeout", "0.2")
+    code, report = _graded(file, "--isolation", isolation, "--only", "center_tokens", "--call-timeout", "0.2")
     assert code == 0
-    merge = [t for t in report["tests"] if t["exercise"] == "merge_heads"]
-    assert merge and {t["status"] for t in merge} == {"timeout"}
-    assert any("used more than 0.2 s of processor time" in t["feedback"] for t in merge)
+    center = [t for t in report["tests"] if t["exercise"] == "center_tokens"]
+    assert center and {t["status"] for t in center} == {"timeout"}
+    assert any("used more than 0.2 s of processor time" in t["feedback"] for t in center)
 
 
 @pytest.mark.parametrize("isolation", ["auto", "none"])
@@ -146,11 +148,11 @@ def test_a_sleeping_function_is_stopped_and_it_is_its_own_doing(tmp_path, isolat
     """A sleep is not the machine's fault: the call is a time-out (the student's), found by
     its idle time, never an unfinished check."""
     file = _override(tmp_path, "sleep", "time.sleep(10_000)")
-    code, report = _graded(file, "--isolation", isolation, "--only", "merge_heads", "--call-timeout", "0.5")
+    code, report = _graded(file, "--isolation", isolation, "--only", "center_tokens", "--call-timeout", "0.5")
     assert code == 0
-    merge = [t for t in report["tests"] if t["exercise"] == "merge_heads"]
-    assert merge and {t["status"] for t in merge} == {"timeout"}
-    assert any("waited more than 0.5 s without running" in t["feedback"] for t in merge)
+    center = [t for t in report["tests"] if t["exercise"] == "center_tokens"]
+    assert center and {t["status"] for t in center} == {"timeout"}
+    assert any("waited more than 0.5 s without running" in t["feedback"] for t in center)
 
 
 def test_the_alarm_in_process_stops_a_loop_and_a_sleep():
@@ -235,12 +237,13 @@ def test_without_a_run_delay_a_sleep_is_never_blamed_on_the_student(monkeypatch)
 
 
 def _unfinished_report() -> Report:
+    """A report of the toy lesson whose layer_norm is unfinished (the reports are the grader's)."""
     tests = []
-    for exercise in ATTENTION.exercises:
-        status = Status.UNFINISHED if exercise == "merge_heads" else Status.PASSED
+    for exercise in TOY.exercises:
+        status = Status.UNFINISHED if exercise == "layer_norm" else Status.PASSED
         score = 0 if status is Status.UNFINISHED else 5
         tests.append(TestResult(f"{exercise}_check", exercise, 5, score, status, Visibility.VISIBLE))
-    return Report("attention.py", tuple(tests))
+    return Report(TOY.filename, tuple(tests))
 
 
 def test_every_report_says_an_unfinished_score_is_not_final():
@@ -256,14 +259,14 @@ def test_every_report_says_an_unfinished_score_is_not_final():
 def test_no_export_writes_a_number_for_an_unfinished_grade(tmp_path):
     book = Gradebook(tmp_path / "book.sqlite")
     report = _unfinished_report()
-    entry = batch.Entry("kim", tmp_path / "attention.py", "f" * 64)
-    points = {e: 20 for e in ATTENTION.exercises}
+    entry = batch.Entry("kim", tmp_path / TOY.filename, "f" * 64)
+    points = {e: 20 for e in TOY.exercises}
     (tmp_path / "reports").mkdir()
     batch._store(book, tmp_path / "reports", entry, "suite", report, "", points)
     assert [r.standing for r in book.rows()] == [Standing.UNFINISHED]
     assert not book.is_current("kim", "f" * 64, "suite")  # graded again on the next run
     for layout in Layout:
-        written = table(book.rows(), ATTENTION.exercises, Export(layout=layout), lesson="attention")
+        written = table(book.rows(), TOY.exercises, Export(layout=layout), lesson=TOY.name)
         numbers = [c for line in written.rows for c in line if c.strip().replace(".", "").isdigit()]
         if layout is Layout.PLAIN:
             assert numbers == [str(report.max_score)]  # the maximum only, never a score
@@ -274,18 +277,16 @@ def test_no_export_writes_a_number_for_an_unfinished_grade(tmp_path):
 
 
 def _fake_batch(tmp_path, monkeypatch, unfinished_times: dict[str, int]):
-    """Run ``batch`` on a class of three, each grading answered here: a student is unfinished
-    the first ``unfinished_times[student]`` times, then graded."""
+    """Run ``batch`` of the toy lesson on a class of three, each grading answered here: a student
+    is unfinished the first ``unfinished_times[student]`` times, then graded."""
     klass = tmp_path / "class"
     for student in ("ada", "bob", "kim"):
         (klass / student).mkdir(parents=True)
-        (klass / student / "attention.py").write_bytes(ATTENTION.solution.read_bytes())
+        (klass / student / TOY.filename).write_bytes(TOY.solution.read_bytes())
     calls: list[tuple[str, int]] = []
     finished = Report(
-        "attention.py",
-        tuple(
-            TestResult(f"{e}_check", e, 5, 5, Status.PASSED, Visibility.VISIBLE) for e in ATTENTION.exercises
-        ),
+        TOY.filename,
+        tuple(TestResult(f"{e}_check", e, 5, 5, Status.PASSED, Visibility.VISIBLE) for e in TOY.exercises),
     )
 
     def grade(self, entry, limit, running):
@@ -295,9 +296,9 @@ def _fake_batch(tmp_path, monkeypatch, unfinished_times: dict[str, int]):
         return entry, (_unfinished_report() if left > 0 else finished), ""
 
     monkeypatch.setattr(batch.Grader, "grade", grade)
-    settings = resolve("batch", lesson_exercises=ATTENTION.exercises, isolation="auto")
+    settings = resolve("batch", lesson_exercises=TOY.exercises, isolation="auto")
     out = tmp_path / "gradebook.csv"
-    code = batch.main(lesson=ATTENTION, settings=settings, folder=klass, out=out, jobs=2)
+    code = batch.main(lesson=TOY, settings=settings, folder=klass, out=out, jobs=2)
     return code, calls, out
 
 
@@ -324,8 +325,8 @@ def test_check_and_grade_say_the_machine_was_busy_and_exit_with_their_own_code(c
     module = check if command == "check" else grade
     # both grade through check.graded (here, or on the course's service)
     monkeypatch.setattr(check, "run_checks", lambda *args, **kwargs: _unfinished_report())
-    settings = resolve(command, lesson_exercises=ATTENTION.exercises)
-    code = module.main(lesson=ATTENTION, settings=settings, path=ATTENTION.solution)
+    settings = resolve(command, lesson_exercises=TOY.exercises)
+    code = module.main(lesson=TOY, settings=settings, path=TOY.solution)
     said = capsys.readouterr()
     assert code == UNFINISHED_EXIT == 75  # EX_TEMPFAIL: try again later; the README says so
     words = " ".join((said.out + said.err).split())
@@ -367,7 +368,7 @@ def test_a_long_file_waits_for_a_sandbox_slow_to_start(tmp_path, monkeypatch, ca
         pytest.skip("no sandbox on this machine")
     folder = tmp_path / "long"
     folder.mkdir()
-    (folder / "attention.py").write_text(ATTENTION.solution.read_text() + ("\n# " + "x" * 1000) * 1000 + "\n")
+    (folder / TOY.filename).write_text(TOY.solution.read_text() + ("\n# " + "x" * 1000) * 1000 + "\n")
     launch = wardens.subprocess.Popen
     delay = f'sleep {wardens.WARDEN_TIMEOUT + 1:g}; exec "$@"'
 
@@ -378,7 +379,17 @@ def test_a_long_file_waits_for_a_sandbox_slow_to_start(tmp_path, monkeypatch, ca
     monkeypatch.setattr(wardens.subprocess, "Popen", slow)
     try:
         code = main(
-            ["grade", str(folder), "--format", "json", "--isolation", "auto", "--only", "merge_heads"]
+            [
+                "grade",
+                str(folder),
+                *ON_TOY,
+                "--format",
+                "json",
+                "--isolation",
+                "auto",
+                "--only",
+                "center_tokens",
+            ]
         )
     finally:
         for warden in wardens._WARDENS:

@@ -24,12 +24,12 @@ import yaml
 
 from grader.formats.github import escape_data, escape_property
 
-from .support import ATTENTION, compose, python
+from .support import ON_TOY, TOY, TOY_BUGGY, compose, python
 
-#: A split_heads whose error message holds workflow commands, on its first line and on lines of
+#: A center_tokens whose error message holds workflow commands, on its first line and on lines of
 #: their own.
 HOSTILE = """
-def split_heads(x, n_heads):
+def center_tokens(x):
     raise ValueError(
         "no ::error title=forged,file=x::all passed\\n::error title=forged::you passed\\n::add-mask::secret"
     )
@@ -38,11 +38,12 @@ def split_heads(x, n_heads):
 
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory):
-    """Two releases: the default one, and one whose instructor asked to fail below 50 points."""
+    """Two releases of the toy lesson (the workflow is the grader's, not a lesson's): the default
+    one, and one whose instructor asked to fail below 10 points (of its 12 visible ones)."""
     made = {}
-    for name, extra in (("plain", []), ("strict", ["--fail-under", "50"])):
-        out = tmp_path_factory.mktemp(name) / "attention-exercises"
-        done = python("release", "--lesson", "attention", str(out), *extra)
+    for name, extra in (("plain", []), ("strict", ["--fail-under", "10"])):
+        out = tmp_path_factory.mktemp(name) / "toy-exercises"
+        done = python("release", *ON_TOY, str(out), *extra)
         assert done.returncode == 0, done.stderr
         made[name] = out
     return made
@@ -105,7 +106,7 @@ def run_step(
     workspace = tmp_path / "workspace"
     shutil.copytree(release, workspace)
     if submission is not None:
-        shutil.copy(submission, workspace / "exercises" / "attention.py")
+        shutil.copy(submission, workspace / "exercises" / TOY.filename)
     workflow = yaml.safe_load((release / ".github" / "workflows" / "classroom.yml").read_text())
     (job,) = workflow["jobs"].values()
     (step,) = [s for s in job["steps"] if s.get("id") == step_id]
@@ -142,8 +143,7 @@ def test_the_workflow_no_longer_needs_github_classroom(releases):
 
 
 def test_a_push_of_buggy_code_gets_annotations_a_summary_and_one_total(releases, tmp_path):
-    buggy = ATTENTION.gallery / "typical-mistakes" / "attention.py"
-    done, summary, outputs = run_step(releases["plain"], "grade", tmp_path, buggy)
+    done, summary, outputs = run_step(releases["plain"], "grade", tmp_path, TOY_BUGGY)
     assert done.returncode == 0, done.stderr[-3000:]
     # the version 3 result, for a reporter that still reads it
     result = json.loads(base64.b64decode(outputs["result"]))
@@ -163,16 +163,16 @@ def test_a_push_of_buggy_code_gets_annotations_a_summary_and_one_total(releases,
         got, most = per[name]
         assert props["title"] == f"{name}: {got:g}/{most:g}"
         assert command == ("error" if got == 0 else "warning")
-        assert props["file"] == "exercises/attention.py"
+        assert props["file"] == "exercises/toy.py"
         first = next(t for t in result["tests"] if t["test_code"].startswith(name) and t["status"] != "pass")
         assert message.startswith(first["name"].split(": ", 1)[1] + ": ")
         assert message.split(": ", 1)[1].rstrip(".") in first["message"].splitlines()[0]
     # the job summary: the total once, a line per exercise, the readable report
-    assert summary.startswith(f"## attention: {score:g}/{best:g}\n")
+    assert summary.startswith(f"## toy: {score:g}/{best:g}\n")
     for name, (got, most) in per.items():
         assert f"| `{name}` | {got:g}/{most:g} |" in summary
     assert "Smallest input found:" in summary
-    assert "This is a practice score" in summary and "mha_forward uses your" in summary  # no secret
+    assert "This is a practice score" in summary and "layer_norm uses your" in summary  # no secret
     # a single total: every total the log shows is the same
     log = done.stdout + done.stderr
     totals = set(re.findall(rf"(\d+(?:\.\d+)?)/{best:g}\b", log))
@@ -184,9 +184,9 @@ def test_the_job_fails_only_when_the_instructor_asks(releases, tmp_path):
     stubs, _, _ = run_step(releases["plain"], "grade", tmp_path / "a")
     assert stubs.returncode == 0, stubs.stderr[-2000:]
     strict, summary, _ = run_step(releases["strict"], "grade", tmp_path / "b")
-    assert strict.returncode == 1 and "below 50" in strict.stderr
-    assert summary.startswith("## attention: 0/")  # the feedback is written all the same
-    passing, _, _ = run_step(releases["strict"], "grade", tmp_path / "c", ATTENTION.solution)
+    assert strict.returncode == 1 and "below 10" in strict.stderr
+    assert summary.startswith("## toy: 0/")  # the feedback is written all the same
+    passing, _, _ = run_step(releases["strict"], "grade", tmp_path / "c", TOY.solution)
     assert passing.returncode == 0, passing.stderr[-2000:]
     assert workflow_commands(passing.stdout) == []
 
@@ -195,15 +195,15 @@ def test_a_students_message_cannot_pass_for_a_workflow_command(releases, tmp_pat
     """An exception message with ``::error::`` or ``::add-mask::`` lines is printed in the log
     between stop-commands markers, and annotations escape it; the summary shows it as code."""
     (tmp_path / "override.py").write_text(HOSTILE)
-    hostile = compose(tmp_path / "override.py", tmp_path / "hostile")
+    hostile = compose(tmp_path / "override.py", tmp_path / "hostile", TOY)
     done, summary, _ = run_step(releases["plain"], "grade", tmp_path / "run", hostile)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "::error title=forged" in done.stdout  # the message is in the log ...
     notes = workflow_commands(done.stdout)
     assert [props.get("title", "") for _, props, _ in notes if "forged" in props.get("title", "")] == []
     assert not any(command == "add-mask" for command, _, _ in notes)  # ... but never run
-    (split,) = [n for n in notes if n[1]["title"].startswith("split_heads")]
-    assert "::error title=forged" in split[2]  # inside an escaped message, on one line
+    (center,) = [n for n in notes if n[1]["title"].startswith("center_tokens")]
+    assert "::error title=forged" in center[2]  # inside an escaped message, on one line
     assert "::add-mask::secret" in summary.split("```text", 1)[1]  # shown as code in the summary
 
 
@@ -214,7 +214,7 @@ def test_escaping_follows_github_s_toolkit():
 
 def test_summary_needs_the_variable():
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
-    done = python("grade", str(ATTENTION.solution), "--github-summary", env=env)
+    done = python("grade", str(TOY.solution), *ON_TOY, "--github-summary", env=env)
     assert done.returncode == 2 and "--github-summary needs $GITHUB_STEP_SUMMARY" in done.stderr
 
 

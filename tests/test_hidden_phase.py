@@ -6,6 +6,9 @@ sandbox; here the same file is graded at the ``process`` level (which shares the
 /tmp) and in the checker's own process (``none``, as ``check`` runs, hidden checks included in
 a course's own checkout). Its mha_forward keeps what only hidden checks send it and then raises
 an error that spells it out: only the hidden check's own failure may hold it.
+
+Every test here grades the attention lesson: the cases are adversarial files of it, and what they
+must not speak through (its pictures and likely mistakes) the toy lesson does not have.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def assert_told_in_hidden_checks_only(report: dict) -> None:
 
 
 def test_in_the_checkers_own_process(tmp_path, monkeypatch):
+    # attention: the case is its adversarial file, and its pictures are a way out to close
     folder = compose(CASE / "override.py", tmp_path / "submission").parent
     monkeypatch.chdir(tmp_path)  # where the file keeps its notes
     report = run_checks(
@@ -49,6 +53,7 @@ def test_in_the_checkers_own_process(tmp_path, monkeypatch):
 
 @pytest.mark.skipif(os.name != "posix", reason="the process level needs POSIX")
 def test_at_the_process_level(tmp_path):
+    # attention: the case is its adversarial file, and its pictures are a way out to close
     folder = compose(CASE / "override.py", tmp_path / "submission").parent
     private = [ATTENTION.solution.parent, ATTENTION.checks / "hidden"]  # as the README asks of root
     modes = {p: p.stat().st_mode & 0o7777 for p in private}
@@ -75,6 +80,7 @@ def test_the_likely_mistake_is_picked_from_what_a_student_can_see(tmp_path, monk
     on the float32 tokens only hidden checks send: the calls of the failed hidden checks would
     contradict the mistake and change what the report names (to nothing). Named from the visible
     checks and the probes alone, it is the missing output projection whatever hidden checks send."""
+    # attention: the likely mistake is one of its diagnoses (the toy lesson has none)
     folder = compose(DIAGNOSIS_CASE / "override.py", tmp_path / "submission").parent
     monkeypatch.chdir(tmp_path)
     report = run_checks(

@@ -27,20 +27,22 @@ from grader.core.results import ExerciseResult, Standing
 from grader.formats.gradebook import Gradebook, Row
 
 from .support import (
-    ATTENTION,
     ON_TOY,
-    ROOT,
     TOY,
     TOY_BATCH,
     TOY_BUGGY,
+    TOY_COURSE,
     from_a_terminal,
     graded_count,
     grader_outside,
     live_processes,
 )
 
-#: The toy lesson's likely mistake (it loses some points): for tests of the batch's own workings,
-#: where any lesson does, the toy one is graded (its grading costs about half the first lesson's).
+# Taking a submission in is the grader's work, not a lesson's: every test here hands in files of
+# the toy lesson (its grading costs about half the first lesson's).
+
+#: The toy lesson's points, all of them.
+FULL = 14
 #: A line of a host file that must never reach an output (a shadow password entry).
 SECRET = "root:$6$NEVERSHOWN4711$abcdefghijklmnop:19000:0:99999:7:::"
 
@@ -62,40 +64,40 @@ def notebook(code: str, *, notes: str = "") -> bytes:
 
 
 def _link_to_reference(folder: Path) -> None:
-    os.symlink(ATTENTION.solution, folder / "attention.py")
+    os.symlink(TOY.solution, folder / TOY.filename)
 
 
 def _link_to_host_file(folder: Path) -> None:
     host = folder.parent.parent / "host" / "shadow"
     host.parent.mkdir(exist_ok=True)
     host.write_text(SECRET + "\n")
-    os.symlink(host, folder / "attention.py")
+    os.symlink(host, folder / TOY.filename)
 
 
 def _fifo(folder: Path) -> None:
-    os.mkfifo(folder / "attention.py")
+    os.mkfifo(folder / TOY.filename)
 
 
 def _sparse_64_gib(folder: Path) -> None:
-    (folder / "attention.py").touch()
-    os.truncate(folder / "attention.py", 64 << 30)
+    (folder / TOY.filename).touch()
+    os.truncate(folder / TOY.filename, 64 << 30)
 
 
 def _notebook_over_the_cap(folder: Path) -> None:
     """17 MiB of notes beside a correct answer."""
-    content = notebook(ATTENTION.solution.read_text(), notes="x" * (17 << 20))
-    (folder / "attention.ipynb").write_bytes(content)
+    content = notebook(TOY.solution.read_text(), notes="x" * (17 << 20))
+    (folder / "toy.ipynb").write_bytes(content)
 
 
 def _notebook_code_over_the_cap(folder: Path) -> None:
     """A correct answer followed by 5 MiB of comment, in a 5 MiB notebook."""
-    code = ATTENTION.solution.read_text() + "\n# " + "x" * (5 << 20) + "\n"
-    (folder / "attention.ipynb").write_bytes(notebook(code))
+    code = TOY.solution.read_text() + "\n# " + "x" * (5 << 20) + "\n"
+    (folder / "toy.ipynb").write_bytes(notebook(code))
 
 
 def _notebook_nested_100000_deep(folder: Path) -> None:
     deep = b"[" * 100_000 + b"]" * 100_000
-    (folder / "attention.ipynb").write_bytes(b'{"nbformat": 4, "metadata": {}, "cells": ' + deep + b"}")
+    (folder / "toy.ipynb").write_bytes(b'{"nbformat": 4, "metadata": {}, "cells": ' + deep + b"}")
 
 
 #: name -> (how to hand it in, what the refusal says)
@@ -131,7 +133,7 @@ def test_grade_refuses_with_a_clear_problem(tmp_path, case):
     graded as the file it points to, and no host file reaches the output."""
     how, words = HOSTILE[case]
     hand_in(tmp_path / "class", case, how)
-    done = grader_outside("grade", f"class/{case}", "--format", "json", cwd=tmp_path, timeout=600)
+    done = grader_outside("grade", f"class/{case}", *ON_TOY, "--format", "json", cwd=tmp_path, timeout=600)
     calm(done)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -143,7 +145,7 @@ def test_grade_refuses_with_a_clear_problem(tmp_path, case):
 def test_check_refuses_links_and_never_shows_what_they_point_to(tmp_path):
     for case in ("link-to-reference", "link-to-host-file"):
         hand_in(tmp_path / "class", case, HOSTILE[case][0])
-        done = grader_outside("check", f"class/{case}/attention.py", cwd=tmp_path)
+        done = grader_outside("check", f"class/{case}/{TOY.filename}", *ON_TOY, cwd=tmp_path)
         calm(done)
         assert done.returncode == 1
         assert "is a symbolic link" in " ".join(done.stdout.split())
@@ -151,7 +153,7 @@ def test_check_refuses_links_and_never_shows_what_they_point_to(tmp_path):
 
 
 def test_a_missing_path_is_one_line_and_exit_2(tmp_path):
-    done = grader_outside("grade", "class/nobody", "--lesson", "attention", cwd=tmp_path)
+    done = grader_outside("grade", "class/nobody", *ON_TOY, cwd=tmp_path)
     calm(done)
     assert done.returncode == 2
     assert done.stderr.strip() == "grader: class/nobody does not exist"
@@ -165,7 +167,7 @@ def test_batch_lists_every_hostile_submission_and_grades_the_others(tmp_path):
     is listed with its reason (escape sequences in a name shown, not run), nothing of a host
     file is printed or stored, and no temporary file is left behind."""
     klass = tmp_path / "class"
-    hand_in(klass, "ada", lambda f: shutil.copy(ATTENTION.solution, f / "attention.py"))
+    hand_in(klass, "ada", lambda f: shutil.copy(TOY.solution, f / TOY.filename))
     for case, (how, _) in HOSTILE.items():
         hand_in(klass, case, how)
     (klass / "red\x1b[31mname").mkdir()  # an escape sequence in a student id, no file in it
@@ -173,8 +175,7 @@ def test_batch_lists_every_hostile_submission_and_grades_the_others(tmp_path):
     scratch.mkdir()
     done = grader_outside(
         "batch",
-        "--lesson",
-        "attention",
+        *ON_TOY,
         "class",
         "--out",
         "grades/gradebook.csv",
@@ -187,7 +188,7 @@ def test_batch_lists_every_hostile_submission_and_grades_the_others(tmp_path):
     printed = calm(done)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = read_csv(tmp_path / "grades" / "gradebook.csv")
-    assert rows["ada"]["score"] == "100"
+    assert rows["ada"]["score"] == str(FULL)
     for case, (_, words) in HOSTILE.items():
         assert rows[case]["score"] == "0", case
         line = next(line for line in done.stdout.splitlines() if line.startswith(f"  - '{case}': "))
@@ -203,20 +204,20 @@ def test_batch_lists_every_hostile_submission_and_grades_the_others(tmp_path):
 
 
 def test_batch_from_a_course_folder_grades_the_paths_typed_there(tmp_path):
-    """Relative paths are those of the folder the batch was started in, even where the project
-    holds a folder of the same relative name (examples/gallery/attention/typical-mistakes)."""
+    """Relative paths are those of the folder the batch was started in, even where the course
+    holds a folder of the same relative name (the toy course's examples/gallery/toy/off-by-mean,
+    which loses points)."""
     course = tmp_path / "course"
-    gallery = course / "examples" / "gallery" / "attention"
-    for student in ("typical-mistakes", "newcomer"):
+    gallery = course / "examples" / "gallery" / "toy"
+    for student in ("off-by-mean", "newcomer"):
         (gallery / student).mkdir(parents=True)
-        shutil.copy(ATTENTION.solution, gallery / student / "attention.py")
-    assert ATTENTION.gallery == ROOT / "examples" / "gallery" / "attention"
-    assert (ATTENTION.gallery / "typical-mistakes" / "attention.py").is_file()
+        shutil.copy(TOY.solution, gallery / student / TOY.filename)
+    assert TOY.gallery == TOY_COURSE / "examples" / "gallery" / "toy"
+    assert (TOY.gallery / "off-by-mean" / TOY.filename).is_file()
     command = (
         "batch",
-        "--lesson",
-        "attention",
-        "examples/gallery/attention/",
+        *ON_TOY,
+        "examples/gallery/toy/",
         "--out",
         "grades/gradebook.csv",
     )
@@ -224,7 +225,7 @@ def test_batch_from_a_course_folder_grades_the_paths_typed_there(tmp_path):
     calm(done)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = read_csv(course / "grades" / "gradebook.csv")
-    assert {s: r["score"] for s, r in rows.items()} == {"typical-mistakes": "100", "newcomer": "100"}
+    assert {s: r["score"] for s, r in rows.items()} == {"off-by-mean": str(FULL), "newcomer": str(FULL)}
     again = grader_outside(*command, cwd=course)
     assert "0 to grade, 2 unchanged" in again.stderr
 
@@ -285,17 +286,16 @@ def test_only_a_real_grade_is_kept_from_one_run_to_the_next(tmp_path):
 
 
 def test_grade_stream_grades_only_the_source_it_was_told_the_hash_of(tmp_path):
-    file = tmp_path / "ada" / "attention.py"
+    file = tmp_path / "ada" / TOY.filename
     file.parent.mkdir()
-    shutil.copy(ATTENTION.solution, file)
+    shutil.copy(TOY.solution, file)
     right = hashlib.sha256(file.read_bytes()).hexdigest()
     requests = [{"path": str(file), "sha256": "0" * 64}, {"path": str(file), "sha256": right}]
     done = grader_outside(
         "grade-stream",
-        "--lesson",
-        "attention",
+        *ON_TOY,
         "--only",
-        "split_heads",
+        "center_tokens",
         cwd=tmp_path,
         input="".join(json.dumps(r) + "\n" for r in requests),
     )
@@ -304,7 +304,7 @@ def test_grade_stream_grades_only_the_source_it_was_told_the_hash_of(tmp_path):
     assert changed["verdict"] == "refused" and "report" not in changed
     assert "the file changed" in changed["message"]
     assert graded["verdict"] == "graded"
-    assert graded["report"]["score"] == graded["report"]["max_score"] == 20
+    assert graded["report"]["score"] == graded["report"]["max_score"] == 6  # center_tokens' points
 
 
 @pytest.mark.parametrize("how", ["finished", "Ctrl-C"])
@@ -341,11 +341,11 @@ def test_a_batch_leaves_no_temporary_file(tmp_path, how):
 def test_gradescope_follows_no_link(tmp_path):
     submission = tmp_path / "submission"
     (submission / "hw").mkdir(parents=True)
-    os.symlink(ROOT / "solutions", submission / "elsewhere")  # a folder link: not searched
-    with pytest.raises(IntakeError, match="No attention.py") as missing:
-        open_submission(submission, "attention.py", nested=True)
+    os.symlink(TOY.solution.parent, submission / "elsewhere")  # a folder link: not searched
+    with pytest.raises(IntakeError, match="No toy.py") as missing:
+        open_submission(submission, TOY.filename, nested=True)
     assert missing.value.kind is Refusal.MISSING
-    os.symlink(ATTENTION.solution, submission / "hw" / "attention.py")
+    os.symlink(TOY.solution, submission / "hw" / TOY.filename)
     with pytest.raises(IntakeError, match="symbolic link") as refused:
-        open_submission(submission, "attention.py", nested=True)
+        open_submission(submission, TOY.filename, nested=True)
     assert refused.value.kind is Refusal.UNREADABLE

@@ -24,7 +24,7 @@ from grader.core.pylines import cell_code, physical_lines
 from grader.core.solution import solution_lines, strip_solutions
 from grader.formats.notebook import reference_parts
 from grader.sandbox.inside import worker
-from tests.support import ATTENTION, python
+from tests.support import ON_TOY, TOY, python
 
 #: Every character str.splitlines ends a line at, but Python does not.
 ODD_BREAKS = ["\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85"]
@@ -49,32 +49,31 @@ def _hidden_behind_a_break(function: str, brk: str = "\u2028") -> str:
 
 @pytest.mark.parametrize("brk", ODD_BREAKS)
 def test_code_after_an_odd_break_in_a_comment_stays_a_comment(brk):
-    given_code, functions = reference_parts(
-        ATTENTION.solution.read_text(encoding="utf-8"), ATTENTION.exercises
-    )
-    stub = _hidden_behind_a_break(functions["apply_causal_mask"], brk)
+    given_code, functions = reference_parts(TOY.solution.read_text(encoding="utf-8"), TOY.exercises)
+    stub = _hidden_behind_a_break(functions["center_tokens"], brk)
     code = notebook_source(_notebook(given_code, stub)).decode()
     namespace: dict = {}
-    exec(compile(code, "attention.ipynb", "exec"), namespace)
+    exec(compile(code, "toy.ipynb", "exec"), namespace)
     with pytest.raises(NotImplementedError):  # Python and Jupyter never reach the hidden body
-        namespace["apply_causal_mask"](np.zeros((2, 2)))
+        namespace["center_tokens"](np.zeros((2, 2)))
 
 
 def test_a_stub_hiding_its_answer_behind_u2028_earns_nothing(tmp_path):
-    """The case found by hand: it scored apply_causal_mask 20/20."""
-    source = ATTENTION.stubs.read_text(encoding="utf-8")
-    _, functions = reference_parts(ATTENTION.solution.read_text(encoding="utf-8"), ATTENTION.exercises)
-    stubs = reference_parts(source, ATTENTION.exercises)[1]
-    hidden = _hidden_behind_a_break(functions["apply_causal_mask"])
-    path = tmp_path / "attention.ipynb"
-    path.write_bytes(_notebook(source.replace(stubs["apply_causal_mask"], hidden.rstrip("\n"))))
+    """The case found by hand (on the attention lesson: it scored apply_causal_mask 20/20), here
+    in a notebook of the toy lesson: reading a notebook is the grader's work, not a lesson's."""
+    source = TOY.stubs.read_text(encoding="utf-8")
+    _, functions = reference_parts(TOY.solution.read_text(encoding="utf-8"), TOY.exercises)
+    stubs = reference_parts(source, TOY.exercises)[1]
+    hidden = _hidden_behind_a_break(functions["center_tokens"])
+    path = tmp_path / "toy.ipynb"
+    path.write_bytes(_notebook(source.replace(stubs["center_tokens"], hidden.rstrip("\n"))))
     assert "the answer, some day:\u2028" in notebook_source(path).decode()
     done = python(
-        "grade", str(path), "--only", "apply_causal_mask", "--format", "json", "--max-examples", "5"
+        "grade", str(path), *ON_TOY, "--only", "center_tokens", "--format", "json", "--max-examples", "5"
     )
     report = json.loads(done.stdout)
-    assert report["exercises"]["apply_causal_mask"]["max_score"] == 20
-    assert report["exercises"]["apply_causal_mask"]["score"] == 0, done.stdout
+    assert report["exercises"]["center_tokens"]["max_score"] == 6
+    assert report["exercises"]["center_tokens"]["score"] == 0, done.stdout
 
 
 # ----------------------------------------------------------------------------- the property

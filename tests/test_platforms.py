@@ -16,13 +16,18 @@ from grader.commands import gradescope
 from grader.core.results import Report, Status, TestResult, Visibility
 from grader.formats.gradescope import to_gradescope
 
-from .support import ATTENTION, compose, python
+from .support import ON_TOY, TOY, TOY_BUGGY, python
 
-BUGGY = ATTENTION.gallery / "typical-mistakes" / "attention.py"
+#: The platforms' workings are the grader's, not a lesson's: they are tested on the toy lesson,
+#: whose buggy file loses a visible check, and whose forgets-eps file the hidden one only.
+BUGGY = TOY_BUGGY
+HIDDEN_BUG = TOY.gallery / "forgets-eps" / TOY.filename
+#: The toy lesson's points, all of them.
+FULL = 14
 
 
 def grade_json(path) -> dict:
-    done = python("grade", str(path), "--format", "json")
+    done = python("grade", str(path), *ON_TOY, "--format", "json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -36,7 +41,7 @@ def buggy_graded() -> dict:
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    done = python("gradescope-bundle", str(out), "--lesson", "attention")
+    done = python("gradescope-bundle", str(out), *ON_TOY)
     assert done.returncode == 0, done.stderr
     return out
 
@@ -77,15 +82,12 @@ def test_the_bundle_has_both_scripts_at_its_root_and_the_hidden_checks(bundle):
         setup = z.read("setup.sh").decode()
     assert {"setup.sh", "run_autograder"} <= names
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
-    assert (
-        "tests/checks/attention/hidden/test_mha_forward_hidden.py" in names
-        and "solutions/attention.py" in names
-    )
+    assert "tests/checks/toy/hidden/test_layer_norm_hidden.py" in names and "solutions/toy.py" in names
     assert "pip install -e /autograder/source" in setup
 
 
 def test_run_autograder_writes_the_same_scores_as_grade(tmp_path, bundle, buggy_graded):
-    root = autograder_root(tmp_path, bundle, {"attention.py": BUGGY.read_bytes()})
+    root = autograder_root(tmp_path, bundle, {TOY.filename: BUGGY.read_bytes()})
     (root / "submission_metadata.json").write_text('{"previous_submissions": []}')
     os.chmod(root / "source", 0o755)  # as unzipped by Gradescope: readable by all, until the script runs
     (root / "results").mkdir(mode=0o755)
@@ -98,8 +100,8 @@ def test_run_autograder_writes_the_same_scores_as_grade(tmp_path, bundle, buggy_
     assert results["stdout_visibility"] == "hidden"
     assert {t["status"] for t in results["tests"]} <= {"passed", "failed"}
     visibility = {t["name"]: t["visibility"] for t in results["tests"]}
-    assert visibility["mha_forward: matches a head by head computation"] == "after_published"
-    assert visibility["split_heads: split shape"] == "visible"
+    assert visibility["layer_norm: layer norm uses the eps given"] == "after_published"
+    assert visibility["center_tokens: centering keeps the shape"] == "visible"
     assert isinstance(results["execution_time"], (int, float))
     # the summary students see at once counts the checks they can see, nothing hidden
     for name in expected["exercises"]:
@@ -120,9 +122,9 @@ def test_run_autograder_writes_the_same_scores_as_grade(tmp_path, bundle, buggy_
 @pytest.mark.parametrize(
     "files, fragment",
     [
-        ({}, "No attention.py"),
-        ({"notes/readme.txt": b"hello"}, "No attention.py"),
-        ({"attention.py": b"def split_heads(x n_heads):\n"}, "Python cannot read your file"),
+        ({}, "No toy.py"),
+        ({"notes/readme.txt": b"hello"}, "No toy.py"),
+        ({"toy.py": b"def layer_norm(x gamma):\n"}, "Python cannot read your file"),
     ],
 )
 def test_run_autograder_always_writes_results(tmp_path, bundle, files, fragment):
@@ -139,7 +141,7 @@ def test_setup_leaves_the_venv_to_all_and_the_source_to_root(tmp_path, bundle):
     root = tmp_path / "autograder"
     for folder in ("source/solutions", "venv/lib/site-packages/numpy", "venv/bin"):
         (root / folder).mkdir(parents=True)
-    (root / "source" / "solutions" / "attention.py").write_text("reference")
+    (root / "source" / "solutions" / TOY.filename).write_text("reference")
     (root / "venv" / "lib" / "site-packages" / "numpy" / "__init__.py").write_text("")
     (root / "venv" / "bin" / "python").write_text("")
     os.chmod(root / "venv" / "lib", 0o700)
@@ -176,8 +178,8 @@ def test_gradescope_run_names_the_process_level_when_bubblewrap_cannot_run(
     monkeypatch.setattr(gradescope, "best_level", lambda: best)
     monkeypatch.setattr(gradescope, "run_checks", fake_run_checks)
     (tmp_path / "submission").mkdir()
-    (tmp_path / "submission" / "attention.py").write_text("")
-    assert gradescope.run(lesson=ATTENTION, root=tmp_path) == 0
+    (tmp_path / "submission" / TOY.filename).write_text("")
+    assert gradescope.run(lesson=TOY, root=tmp_path) == 0
     assert asked == [chosen]
     assert json.loads((tmp_path / "results" / "results.json").read_text())["score"] == 0
     assert stat.S_IMODE((tmp_path / "results").stat().st_mode) == 0o700
@@ -208,16 +210,16 @@ def test_gradescope_summary_counts_only_the_checks_students_can_see():
 
 def test_run_autograder_never_leaves_an_earlier_results_json(tmp_path, bundle):
     """The grader cannot start: the fallback is written, not a results.json found on disk."""
-    root = autograder_root(tmp_path, bundle, {"attention.py": ATTENTION.solution.read_bytes()})
+    root = autograder_root(tmp_path, bundle, {TOY.filename: TOY.solution.read_bytes()})
     (root / "results").mkdir()
     (root / "results" / "results.json").write_text('{"score": 100, "tests": []}')
     results = run_autograder(root, python="/bin/false")
     assert results["score"] == 0 and "could not start" in results["output"]
 
 
-def test_run_autograder_finds_attention_py_in_a_subfolder(tmp_path, bundle):
-    root = autograder_root(tmp_path, bundle, {"hw/attention.py": ATTENTION.solution.read_bytes()})
-    assert run_autograder(root)["score"] == 100
+def test_run_autograder_finds_the_file_in_a_subfolder(tmp_path, bundle):
+    root = autograder_root(tmp_path, bundle, {f"hw/{TOY.filename}": TOY.solution.read_bytes()})
+    assert run_autograder(root)["score"] == FULL
 
 
 def test_run_autograder_accepts_a_notebook(tmp_path, bundle, buggy_graded):
@@ -227,7 +229,7 @@ def test_run_autograder_accepts_a_notebook(tmp_path, bundle, buggy_graded):
         "nbformat_minor": 5,
         "metadata": {},
         "cells": [
-            {"cell_type": "markdown", "metadata": {}, "source": "My attention homework"},
+            {"cell_type": "markdown", "metadata": {}, "source": "My layer norm homework"},
             {"cell_type": "code", "metadata": {}, "source": code, "outputs": [], "execution_count": None},
         ],
     }
@@ -238,10 +240,11 @@ def test_run_autograder_accepts_a_notebook(tmp_path, bundle, buggy_graded):
 def test_github_classroom_result_matches_grade(tmp_path):
     output = tmp_path / "github_output"
     output.write_text("earlier=1\n")
-    submission = compose(ATTENTION.catalog / "bugs" / "mha_no_scaling.py", tmp_path / "s")
+    submission = HIDDEN_BUG  # it fails a hidden check
     done = python(
         "grade",
         str(submission),
+        *ON_TOY,
         "--format",
         "github",
         "--github-output",
@@ -265,5 +268,5 @@ def test_github_classroom_result_matches_grade(tmp_path):
 
 def test_github_output_needs_the_variable():
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_OUTPUT"}
-    done = python("grade", str(ATTENTION.solution), "--format", "github", "--github-output", env=env)
+    done = python("grade", str(TOY.solution), *ON_TOY, "--format", "github", "--github-output", env=env)
     assert done.returncode == 2 and "GITHUB_OUTPUT" in done.stderr

@@ -14,17 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from .support import ATTENTION, ON_TOY, ROOT, TOY, TOY_BUGGY, live_processes, python
+from .support import ON_TOY, TOY, TOY_BUGGY, live_processes, python
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the process level needs POSIX")
+
+#: The toy lesson's points, all of them. The process level's workings are the grader's, not a
+#: lesson's: every test here grades the toy lesson.
+FULL = 14
 
 
 @pytest.fixture(autouse=True)
 def private_course():
     """The course as the README asks for grading at the process level as root: the reference
     and the hidden checks unreadable to other users (the grader refuses otherwise)."""
-    private = [lesson.solution.parent for lesson in (ATTENTION, TOY)]
-    private += [lesson.checks / "hidden" for lesson in (ATTENTION, TOY)]
+    private = [TOY.solution.parent, TOY.checks / "hidden"]
     modes = {p: p.stat().st_mode & 0o7777 for p in private}
     for p in private:
         p.chmod(0o700)
@@ -83,8 +86,8 @@ def test_everything_the_file_started_is_ended(tmp_path):
     marker = f"process-level-{os.getpid()}-{time.monotonic_ns()}"
     folder = tmp_path / "sub"
     folder.mkdir()
-    (folder / "attention.py").write_text(
-        ATTENTION.solution.read_text()
+    (folder / TOY.filename).write_text(
+        TOY.solution.read_text()
         + f"""
 import os, subprocess, builtins
 
@@ -104,7 +107,7 @@ if not hasattr(builtins, "_started_once"):
     )
     work = tmp_path / "tmp"
     work.mkdir()
-    report = grade(folder, "--only", "apply_causal_mask", tmp=work)
+    report = grade(folder, *ON_TOY, "--only", "center_tokens", tmp=work)
     assert report["score"] == report["max_score"]
     deadline = time.monotonic() + 60  # a bound on a hang only: it waits only while they live
     while live_processes(marker=marker) and time.monotonic() < deadline:
@@ -123,7 +126,7 @@ def test_a_failure_of_the_warden_is_the_graders_not_the_students():
         with pytest.raises(WardenFault, match="unknown request"):
             warden.request({"type": "source"})  # the warden itself never holds a submission
         assert warden.proc is None
-        warden.begin(object(), b"x = 1\n", ATTENTION, 2 << 30)
+        warden.begin(object(), b"x = 1\n", TOY, 2 << 30)
         with pytest.raises(WardenFault, match="KeyError"):
             warden.request({"type": "source"}, keeper=True)  # a request without its fields
         assert warden.proc is None and warden.keeper is None
@@ -195,7 +198,7 @@ def test_a_sandbox_lent_to_a_forked_grader_is_taken_back_only_as_it_was_lent(chi
         pid = os.fork()
         if pid == 0:  # the child: a submission's keeper, then its end, as a grading does
             try:
-                warden.begin(object(), b"x = 1\n", ATTENTION, 2 << 30)
+                warden.begin(object(), b"x = 1\n", TOY, 2 << 30)
                 warden.collect(time.monotonic() + 30)
                 warden.post({"type": "reset"})
                 if child == "left it as it was lent":
@@ -224,14 +227,13 @@ def _try(action):
     except OSError:
         return None
 
-_reference = _try(lambda: open("{root}/solutions/attention.py").read()) or ""
-_try(lambda: open("{root}/tests/checks/attention/hidden/{marker}.py", "w").write("# planted"))
-_try(lambda: open("{root}/tests/checks/attention/test_split_heads.py", "a").write("# planted"))
+_reference = _try(lambda: open("{solution}").read()) or ""
+_try(lambda: open("{checks}/hidden/{marker}.py", "w").write("# planted"))
+_try(lambda: open("{checks}/test_center_tokens.py", "a").write("# planted"))
 _try(lambda: open("{results}", "w").write("{{}}"))
 if "BEGIN SOLUTION" not in _reference:
-    def split_heads(x, n_heads):  # the reshape bug, unless the reference could be read
-        *batch, T, D = x.shape
-        return x.reshape(*batch, n_heads, T, D // n_heads)
+    def center_tokens(x):  # the mean bug, unless the reference could be read
+        return x / token_mean(x)
 _try(lambda: os.kill(-1, signal.SIGKILL))  # every process this user may signal
 """
 
@@ -244,7 +246,7 @@ def test_auto_never_falls_back_to_the_process_level_as_root(tmp_path, monkeypatc
 
     monkeypatch.setattr(sandbox, "best_level", lambda: "process")
     with pytest.raises(errors.IsolationRefused, match="--isolation process"):
-        sandbox.choose_level("auto", ATTENTION.private)
+        sandbox.choose_level("auto", TOY.private)
 
 
 @as_root
@@ -253,13 +255,13 @@ def test_the_process_level_as_root_refuses_a_readable_reference(tmp_path):
     the reference: the student's code would run as one of them."""
     folder = tmp_path / "sub"
     folder.mkdir()
-    (folder / "attention.py").write_text(ATTENTION.stubs.read_text())
-    mode = ATTENTION.solution.parent.stat().st_mode & 0o7777
-    ATTENTION.solution.parent.chmod(mode | 0o005)
+    (folder / TOY.filename).write_text(TOY.stubs.read_text())
+    mode = TOY.solution.parent.stat().st_mode & 0o7777
+    TOY.solution.parent.chmod(mode | 0o005)
     try:
-        done = python("grade", str(folder), "--isolation", "process", "--format", "json")
+        done = python("grade", str(folder), *ON_TOY, "--isolation", "process", "--format", "json")
     finally:
-        ATTENTION.solution.parent.chmod(mode)
+        TOY.solution.parent.chmod(mode)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "chmod -R go-rwx" in done.stderr and "Traceback" not in done.stderr
 
@@ -273,19 +275,19 @@ def test_a_hostile_classmate_at_the_process_level_reads_nothing_writes_nothing_k
     results = tmp_path / "grades" / "results.json"
     results.parent.mkdir()
     results.parent.chmod(0o700)
-    checks = {p: p.read_bytes() for p in ATTENTION.checks.rglob("*.py")}
+    checks = {p: p.read_bytes() for p in TOY.checks.rglob("*.py")}
     klass = tmp_path / "class"
     (klass / "a-hostile").mkdir(parents=True)
-    (klass / "a-hostile" / "attention.py").write_text(
-        ATTENTION.solution.read_text() + HOSTILE.format(root=ROOT, marker=marker, results=results)
+    (klass / "a-hostile" / TOY.filename).write_text(
+        TOY.solution.read_text()
+        + HOSTILE.format(solution=TOY.solution, checks=TOY.checks, marker=marker, results=results)
     )
     (klass / "b-honest").mkdir()
-    (klass / "b-honest" / "attention.py").write_text(ATTENTION.solution.read_text())
+    (klass / "b-honest" / TOY.filename).write_text(TOY.solution.read_text())
     out = tmp_path / "grades" / "gradebook.csv"
     done = python(
         "batch",
-        "--lesson",
-        "attention",
+        *ON_TOY,
         str(klass),
         "--out",
         str(out),
@@ -299,9 +301,10 @@ def test_a_hostile_classmate_at_the_process_level_reads_nothing_writes_nothing_k
     hostile = json.loads((reports / "a-hostile.json").read_text())
     honest = json.loads((reports / "b-honest.json").read_text())
     assert hostile["isolation"] == "process"
-    assert hostile["exercises"]["split_heads"]["score"] < 20, "it read the reference"
-    assert honest["score"] == 100
-    assert {p: p.read_bytes() for p in ATTENTION.checks.rglob("*.py")} == checks
+    center = hostile["exercises"]["center_tokens"]
+    assert center["score"] < center["max_score"], "it read the reference"
+    assert honest["score"] == FULL
+    assert {p: p.read_bytes() for p in TOY.checks.rglob("*.py")} == checks
     assert not results.exists()
 
 
@@ -368,17 +371,16 @@ def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
     runs as that user, yet gets full marks, and nothing of the user survives the batch."""
     klass = tmp_path / "class"
     (klass / "a-lurker").mkdir(parents=True)
-    (klass / "a-lurker" / "attention.py").write_text(ATTENTION.solution.read_text() + LURKER)
+    (klass / "a-lurker" / TOY.filename).write_text(TOY.solution.read_text() + LURKER)
     (klass / "b-honest").mkdir()
-    (klass / "b-honest" / "attention.py").write_text(ATTENTION.solution.read_text())
+    (klass / "b-honest" / TOY.filename).write_text(TOY.solution.read_text())
     out = tmp_path / "grades" / "gradebook.csv"
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     try:
         done = python(
             "batch",
-            "--lesson",
-            "attention",
+            *ON_TOY,
             str(klass),
             "--out",
             str(out),
@@ -391,7 +393,7 @@ def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
         assert done.returncode == 0, done.stderr[-3000:]
         honest = json.loads((out.with_name("gradebook_reports") / "b-honest.json").read_text())
         assert honest["isolation"] == "process"
-        assert honest["score"] == 100, [t["feedback"] for t in honest["tests"] if t["feedback"]][:3]
+        assert honest["score"] == FULL, [t["feedback"] for t in honest["tests"] if t["feedback"]][:3]
         assert _sandbox_users_alive(scratch) == []
     finally:
         for line in _sandbox_users_alive(scratch):
@@ -411,9 +413,9 @@ def test_the_process_level_as_root_refuses_a_readable_copy_of_the_references_byt
     root = Path(tempfile.mkdtemp(prefix="grader-private-", dir="/tmp"))
     try:
         root.chmod(0o755)  # a course other users may enter, as courses usually are
-        lesson = Lesson.at(root, ATTENTION.name, ATTENTION.exercises)
+        lesson = Lesson.at(root, TOY.name, TOY.exercises)
         lesson.solution.parent.mkdir()
-        lesson.solution.write_text(ATTENTION.solution.read_text())
+        lesson.solution.write_text(TOY.solution.read_text())
         py_compile.compile(str(lesson.solution), doraise=True)  # while it was readable (0644)
         lesson.solution.chmod(0o600)  # then made private, file by file
         cached = Path(importlib.util.cache_from_source(str(lesson.solution)))

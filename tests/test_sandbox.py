@@ -1,8 +1,9 @@
 """What a sandboxed worker can and cannot do, seen from inside.
 
-Each probe is a submission whose apply_causal_mask raises an exception
-carrying what it observed; the grader quotes the message back in the
-feedback, which is how the observation reaches the test.
+Each probe is a submission of the toy lesson (the sandbox is the grader's, not
+a lesson's) whose center_tokens raises an exception carrying what it observed;
+the grader quotes the message back in the feedback, which is how the
+observation reaches the test.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from grader.sandbox.wardens import best_level
 
-from .support import ATTENTION, ROOT, python
+from .support import ON_TOY, ROOT, TOY, python
 
 pytestmark = pytest.mark.skipif(best_level() != "namespaces", reason="bubblewrap is not usable here")
 
@@ -26,7 +27,7 @@ PROBE = """
 import os, sys, json, socket, resource
 
 
-def apply_causal_mask(scores):
+def center_tokens(x):
     seen = {{}}
 {body}
     raise RuntimeError("PROBE" + json.dumps(seen) + "END")
@@ -34,13 +35,11 @@ def apply_causal_mask(scores):
 
 
 def observe(tmp_path, body: str) -> dict:
-    """Run ``body`` inside apply_causal_mask in the sandbox; return its ``seen`` dict."""
-    source = ATTENTION.solution.read_text() + PROBE.format(
-        body=textwrap.indent(textwrap.dedent(body), "    ")
-    )
-    (tmp_path / "attention.py").write_text(source)
+    """Run ``body`` inside center_tokens in the sandbox; return its ``seen`` dict."""
+    source = TOY.solution.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
+    (tmp_path / TOY.filename).write_text(source)
     done = python(
-        "grade", str(tmp_path), "--format", "json", "--only", "apply_causal_mask", "--max-examples", "1"
+        "grade", str(tmp_path), *ON_TOY, "--format", "json", "--only", "center_tokens", "--max-examples", "1"
     )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -69,7 +68,7 @@ def test_the_repository_and_the_host_are_out_of_sight(tmp_path):
         f"""
         root = {str(ROOT)!r}
         seen["repo"] = sorted(os.listdir(root)) if os.path.isdir(root) else []
-        seen["solution"] = os.path.exists({str(ATTENTION.solution)!r})
+        seen["solution"] = os.path.exists({str(TOY.solution)!r})
         seen["root"] = sorted(os.listdir("/"))
         seen["home"] = os.path.exists("/root/.ssh") or os.path.exists("/home")
     """,
@@ -266,7 +265,7 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
     first, second = tmp_path / "class" / "a_leaves", tmp_path / "class" / "b_looks"
     first.mkdir(parents=True)
     second.mkdir(parents=True)
-    (first / "attention.py").write_text(ATTENTION.solution.read_text() + LEAVER.format(marker=marker))
+    (first / TOY.filename).write_text(TOY.solution.read_text() + LEAVER.format(marker=marker))
     body = f"""
         seen["here"] = sorted(os.listdir("."))
         seen["tmp"] = sorted(os.listdir("/tmp"))
@@ -279,18 +278,17 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
                 except OSError:
                     pass
     """  # the message quoted back is short: counts, not the processes themselves
-    (second / "attention.py").write_text(
-        ATTENTION.solution.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
+    (second / TOY.filename).write_text(
+        TOY.solution.read_text() + PROBE.format(body=textwrap.indent(textwrap.dedent(body), "    "))
     )
     done = python(
         "gallery",
         str(tmp_path / "class"),
-        "--lesson",
-        "attention",
+        *ON_TOY,
         "--format",
         "json",
         "--only",
-        "apply_causal_mask",
+        "center_tokens",
         "--max-examples",
         "1",
     )
@@ -299,7 +297,7 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
     assert reports["a_leaves"]["score"] == reports["a_leaves"]["max_score"]
     text = next(t["feedback"] for t in reports["b_looks"]["tests"] if "PROBE" in t["feedback"])
     seen = json.loads(text[text.rindex("PROBE") + 5 : text.rindex("END")])
-    assert seen["here"] == ["attention.py"]
+    assert seen["here"] == [TOY.filename]
     # /tmp holds only what the sandbox was built with: the folders on the way to a Python or
     # numpy below /tmp (a project cloned there keeps its virtual environment inside)
     bound = [

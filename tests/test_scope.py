@@ -100,6 +100,7 @@ def test_the_lessons_references_call_what_they_build_on(lesson, expected):
 def test_only_what_the_reference_calls_is_replaced(tmp_path):
     """Before anything has passed, mha_forward's checks get the reference's mask, split and
     merge; the mask's checks get no reference at all."""
+    # attention: an exercise built on several others, one of them passed (toy's builds on one)
     opened = Submission(ATTENTION.solution, lesson=ATTENTION, settings=Settings(isolation=Isolation.NONE))
     try:
         opened.expect({name: 1 for name in ATTENTION.exercises})
@@ -115,6 +116,7 @@ def test_only_what_the_reference_calls_is_replaced(tmp_path):
 def test_later_exercises_do_no_work_in_process():
     """In the checker's own process (isolation none, as `check` runs) too, a stub's call into a
     later exercise runs the student's stub: the file that borrows scores 0."""
+    # attention: the borrowing file is its adversarial case
     borrowed = ROOT / "tests" / "adversarial" / "reference_does_the_later_work" / "attention.py"
     report = run_checks(
         borrowed,

@@ -29,18 +29,24 @@ from pathlib import Path
 import pytest
 
 from grader.commands.remote import in_clear
+from grader.core.lesson import Lesson
 from grader.core.service import MAX_UPLOAD, RateLimit, Refused, student_of, submission_id, token_hash
 from grader.core.service import upload_suffix as suffix_of
 
-from .support import ROOT, python
+from .support import ATTENTION, ON_TOY, ROOT, TOY, TOY_BUGGY, python
 from .test_github_actions import run_step
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-LESSON = "attention"
-TYPICAL = ROOT / "examples" / "gallery" / "attention" / "typical-mistakes" / "attention.py"
-REFERENCE = ROOT / "solutions" / "attention.py"
+#: The service's workings are the grader's, not a lesson's: the module's service grades the toy
+#: lesson, and so does every command here that names one.
+LESSON = TOY.name
+#: The toy gallery's buggy file: it loses points.
+TYPICAL = TOY_BUGGY
+#: A second service grades the attention lesson, for the tests of what only that lesson has: the
+#: likely mistakes a report names, and its pictures (the toy lesson has neither).
+ATTENTION_TYPICAL = ATTENTION.gallery / "typical-mistakes" / ATTENTION.filename
 #: A file that defines none of the lesson's functions: graded at once, every check failing.
 NOTHING = b"x = 1\n"
 #: Submissions a student may send in a minute on the module's service.
@@ -56,16 +62,21 @@ STUDENTS = ("alice", "bob", "carol", "dave", "gina", "hana", "ivy", "jo", "kim",
 FORMULA = "=HYPERLINK(1)"
 
 
-class Server:
-    """A running ``python -m grader serve`` and what it was started with."""
+def on(lesson: Lesson) -> tuple[str, ...]:
+    """The options that point a command at ``lesson``."""
+    return ("--course", str(lesson.root), "--lesson", lesson.name)
 
-    def __init__(self, data: Path, roster: Path, *extra: str):
-        self.data, self.roster, self.extra = data, roster, extra
+
+class Server:
+    """A running ``python -m grader serve`` of ``lesson`` and what it was started with."""
+
+    def __init__(self, data: Path, roster: Path, *extra: str, lesson: Lesson = TOY):
+        self.data, self.roster, self.extra, self.lesson = data, roster, extra, lesson
         # what it logs goes to a file: a pipe nobody reads would stop it once full
         self.log = data.with_name(data.name + "-serve.log")
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "grader", "serve", "--course", str(ROOT), "--lesson", LESSON]
+                [sys.executable, "-m", "grader", "serve", *on(lesson)]
                 + [
                     "--data",
                     str(data),
@@ -115,7 +126,8 @@ class Server:
         except urllib.error.HTTPError as err:
             return err.code, json.loads(err.read()), err.headers
 
-    def upload(self, token: str, data: bytes, filename: str = "attention.py"):
+    def upload(self, token: str, data: bytes, filename: str | None = None):
+        filename = self.lesson.filename if filename is None else filename
         boundary = "test-boundary-7d1a"
         body = (
             (
@@ -164,9 +176,20 @@ def _roster(path: Path, students: list[str]) -> Path:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """The module's service, of the toy lesson."""
     tmp = tmp_path_factory.mktemp("service")
     roster = _roster(tmp / "roster.csv", [*STUDENTS, FORMULA])
     started = Server(tmp / "data", roster, "--per-minute", str(PER_MINUTE))
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="module")
+def attention_server(tmp_path_factory):
+    """A service of the attention lesson, for the tests of its likely mistakes and pictures."""
+    tmp = tmp_path_factory.mktemp("attention-service")
+    roster = _roster(tmp / "roster.csv", ["alice", "gina", "ivy", "kim"])
+    started = Server(tmp / "data", roster, "--per-minute", str(PER_MINUTE), lesson=ATTENTION)
     yield started
     started.stop()
 
@@ -244,13 +267,14 @@ def test_a_missing_or_bad_token_gets_401(server, token):
         assert answered["WWW-Authenticate"] == "Bearer"
 
 
-def test_the_service_gives_the_same_score_and_mistakes_as_grade_public_here(server):
+def test_the_service_gives_the_same_score_and_mistakes_as_grade_public_here(attention_server):
+    server = attention_server  # the attention lesson: the likely mistakes are its diagnoses
     token = server.tokens()["alice"]
-    for file in (REFERENCE, TYPICAL):
+    for file in (ATTENTION.solution, ATTENTION_TYPICAL):
         status, body, _ = server.upload(token, file.read_bytes())
         assert status == 202 and body["status"] == "queued"
         served = server.report(token, body["id"])
-        local = python("grade", "--public", "--format", "json", "--lesson", LESSON, str(file))
+        local = python("grade", "--public", "--format", "json", *on(ATTENTION), str(file))
         assert local.returncode == 0, local.stderr
         here = json.loads(local.stdout)
         assert (served["score"], served["max_score"]) == (here["score"], here["max_score"]), file
@@ -303,8 +327,8 @@ def test_a_notebook_is_graded_as_its_code_and_a_broken_one_is_turned_down(server
     status, body, _ = server.upload(token, notebook, filename="my work.ipynb")
     assert status == 202
     graded = server.report(token, body["id"])
-    assert graded["score"] == 0 and graded["submission"] == "attention.ipynb"
-    status, body, _ = server.upload(token, b'{"cells": [', filename="attention.ipynb")
+    assert graded["score"] == 0 and graded["submission"] == "toy.ipynb"
+    status, body, _ = server.upload(token, b'{"cells": [', filename="toy.ipynb")
     assert status == 400 and "notebook" in body["error"] and str(server.data) not in body["error"]
     assert len(server.call("GET", "/api/submissions", token)[1]["submissions"]) == 1
 
@@ -327,21 +351,21 @@ def test_the_senders_file_name_is_never_a_path(server):
     assert not list(server.data.parent.rglob("escaped.py"))
     with sqlite3.connect(server.data / "gradebook.sqlite") as db:
         (file,) = db.execute("SELECT file FROM submissions WHERE id = ?", (body["id"],)).fetchone()
-    assert Path(file).name == "attention.py" and Path(file).parent.parent == server.data / "submissions"
+    assert Path(file).name == TOY.filename and Path(file).parent.parent == server.data / "submissions"
 
 
-def test_check_server_prints_what_check_public_prints_here(server):
+def test_check_server_prints_what_check_public_prints_here(attention_server):
+    server = attention_server  # the attention lesson: the likely mistake printed is its diagnosis
     token = server.tokens()["gina"]  # a student with submissions left this minute
     remote = python(
         "check",
         "--server",
         server.url,
-        "--lesson",
-        LESSON,
-        str(TYPICAL),
+        *on(ATTENTION),
+        str(ATTENTION_TYPICAL),
         env={**os.environ, "GRADER_TOKEN": token},
     )
-    local = python("check", "--public", "--lesson", LESSON, str(TYPICAL))
+    local = python("check", "--public", *on(ATTENTION), str(ATTENTION_TYPICAL))
     assert remote.returncode == local.returncode == 1, remote.stderr
 
     def body(text: str) -> list[str]:  # without the heading, the isolation and the command to run again
@@ -359,7 +383,7 @@ def test_check_server_says_in_a_sentence_when_the_service_cannot_be_used(server)
         s.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{s.getsockname()[1]}"
     for url, token, said in ((closed, "x", "could not reach"), (server.url, "wrong", "refused your token")):
-        run = python("check", "--server", url, "--token", token, "--lesson", LESSON, str(TYPICAL))
+        run = python("check", "--server", url, "--token", token, *ON_TOY, str(TYPICAL))
         assert run.returncode == 2, run.stderr
         assert said in run.stderr and "Traceback" not in run.stderr + run.stdout
         assert len(run.stderr.strip().splitlines()) == 1
@@ -367,8 +391,7 @@ def test_check_server_says_in_a_sentence_when_the_service_cannot_be_used(server)
         "check",
         "--server",
         server.url,
-        "--lesson",
-        LESSON,
+        *ON_TOY,
         str(TYPICAL),
         env={**os.environ, "GRADER_TOKEN": ""},
     )
@@ -407,7 +430,7 @@ def test_check_server_follows_no_redirect_with_the_token():
         threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{moved.server_address[1]}"
-        run = python("check", "--server", url, "--token", "grader_secret", "--lesson", LESSON, str(TYPICAL))
+        run = python("check", "--server", url, "--token", "grader_secret", *ON_TOY, str(TYPICAL))
     finally:
         for server in (elsewhere, moved):
             server.shutdown()
@@ -439,7 +462,7 @@ def test_a_link_where_the_tokens_go_is_refused_not_followed(tmp_path):
     (tmp_path / "data" / "tokens.csv").symlink_to(elsewhere)
     roster = _roster(tmp_path / "roster.csv", ["kim"])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grader", "serve", "--lesson", LESSON, "--data", str(tmp_path / "data")]
+        [sys.executable, "-m", "grader", "serve", *ON_TOY, "--data", str(tmp_path / "data")]
         + ["--roster", str(roster), "--port", "0"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
@@ -461,7 +484,7 @@ def test_a_link_where_the_tokens_go_is_refused_not_followed(tmp_path):
 def test_serve_without_the_web_packages_says_what_to_install(tmp_path):
     script = (
         "import sys; sys.modules['starlette'] = None; from grader.cli import main; "
-        f"sys.exit(main(['serve', '--lesson', '{LESSON}', '--data', sys.argv[1]]))"
+        f"sys.exit(main(['serve', *{list(ON_TOY)!r}, '--data', sys.argv[1]]))"
     )
     run = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "data")],
@@ -595,10 +618,11 @@ def browser(tmp_path_factory):
     started.close()
 
 
-def test_a_student_hands_in_on_the_page_and_sees_the_report_with_its_pictures(server, browser):
+def test_a_student_hands_in_on_the_page_and_sees_the_report_with_its_pictures(attention_server, browser):
+    server = attention_server  # the attention lesson: the pictures and likely mistakes are its own
     browser.open(server.url + "/")
     browser.run(f"document.getElementById('token').value = {json.dumps(server.tokens()['ivy'])}")
-    browser.choose_file("#file", TYPICAL)
+    browser.choose_file("#file", ATTENTION_TYPICAL)
     browser.run("document.getElementById('send').click()")
     status = browser.until(
         "(t => /graded|could not|error|token/i.test(t) && t)(document.getElementById('status').textContent)"
@@ -630,12 +654,12 @@ def test_the_instructor_sees_the_class_and_exports_it_and_no_name_runs_as_html(s
     )
     by_student = {row[0]: row for row in rows}
     assert set(by_student) == {*STUDENTS, FORMULA}
-    assert by_student["jo"][1:] == ["1", "graded", "0/86"] and by_student[MARKUP][2] == "no submission"
+    assert by_student["jo"][1:] == ["1", "graded", "0/12"] and by_student[MARKUP][2] == "no submission"
     assert browser.run("document.querySelectorAll('img').length") == 0  # the name stayed text
     browser.run("document.getElementById('layout').value = 'canvas'")
     browser.run("document.getElementById('export').click()")
     csv_text = browser.until("document.getElementById('csv').textContent")
-    assert csv_text.startswith("Student,ID,SIS User ID,SIS Login ID,Section,attention")
+    assert csv_text.startswith("Student,ID,SIS User ID,SIS Login ID,Section,toy")
     assert "jo,,,jo,,0" in csv_text.splitlines()
     assert server.call("GET", "/api/class", server.tokens()["alice"])[0] == 403  # a student's token
 
@@ -643,17 +667,31 @@ def test_the_instructor_sees_the_class_and_exports_it_and_no_name_runs_as_html(s
 # a release that names the service
 
 
-@pytest.fixture(scope="module")
-def release(server, tmp_path_factory):
-    """The release of the lesson, its instructor naming the module's service."""
-    out = tmp_path_factory.mktemp("release") / "attention-exercises"
-    done = python("release", str(out), "--lesson", LESSON, "--server", server.url)
+def _release(server: Server, out: Path, typical: Path) -> Path:
+    """The release of the server's lesson, its instructor naming that service, ``typical``
+    handed in."""
+    done = python("release", str(out), *on(server.lesson), "--server", server.url)
     assert done.returncode == 0, done.stderr
-    shutil.copy(TYPICAL, out / "exercises" / "attention.py")
+    shutil.copy(typical, out / "exercises" / server.lesson.filename)
     return out
 
 
-def test_the_releases_check_grades_through_its_service_given_a_token(server, release):
+@pytest.fixture(scope="module")
+def release(server, tmp_path_factory):
+    """The release of the toy lesson, its instructor naming the module's service."""
+    return _release(server, tmp_path_factory.mktemp("release") / "toy-exercises", TYPICAL)
+
+
+@pytest.fixture(scope="module")
+def attention_release(attention_server, tmp_path_factory):
+    """The release of the attention lesson, its instructor naming the attention service."""
+    out = tmp_path_factory.mktemp("attention-release") / "attention-exercises"
+    return _release(attention_server, out, ATTENTION_TYPICAL)
+
+
+def test_the_releases_check_grades_through_its_service_given_a_token(attention_server, attention_release):
+    # the attention lesson: the likely mistake printed is its diagnosis
+    server, release = attention_server, attention_release
     token = server.tokens()["kim"]
     clean = {k: v for k, v in os.environ.items() if k not in ("GRADER_SERVER", "GRADER_TOKEN")}
     done = subprocess.run(
@@ -676,14 +714,16 @@ def test_the_releases_workflow_grades_through_the_service_with_the_secret(server
     done, summary, outputs = run_step(release, "grade", tmp_path / "a", secrets={"GRADER_TOKEN": token})
     assert done.returncode == 0, done.stderr[-3000:]
     assert "graded by the course's grading service" in done.stderr
-    assert summary.startswith("## attention: 61/86\n") and "practice score" not in summary
+    # the service's visible grade: layer_norm graded on the reference's center_tokens
+    assert summary.startswith("## toy: 9/12\n") and "practice score" not in summary
     said = done.stdout + done.stderr + summary + json.dumps(outputs)
     assert token not in said  # the secret is never printed
     # without the secret: the public checks run there, a practice grade, said as such
     done, summary, _ = run_step(release, "grade", tmp_path / "b")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "no token was given" in done.stderr and "practice score" in summary
-    assert summary.startswith("## attention: 54/86\n")
+    # checked without the reference: layer_norm runs the student's own center_tokens
+    assert summary.startswith("## toy: 5/12\n")
 
 
 def test_a_student_is_told_to_submit_again_never_to_run_the_batch_again():
