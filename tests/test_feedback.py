@@ -103,6 +103,24 @@ def test_an_example_rebuilds_its_input_exactly(dtype, shape, values, data):
         assert space["n_heads"] == n_heads
 
 
+@settings(max_examples=100)
+@given(
+    st.sampled_from([np.int64, np.int32, np.int8, np.uint8, np.uint16, np.bool_]),
+    hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6),
+    st.data(),
+)
+def test_an_example_of_whole_numbers_rebuilds_exactly_and_is_written_whole(dtype, shape, data):
+    """Positions, indices, masks: written as the integers (or booleans) they are, never as
+    floats (``positions = np.array([1])``, not ``np.array([1.0])``), and read back with their dtype."""
+    a = data.draw(hnp.arrays(dtype, shape))
+    text = pretty(positions=a)
+    space = {"np": np}
+    exec(text, space)
+    assert space["positions"].dtype == a.dtype and space["positions"].shape == a.shape, text
+    assert np.array_equal(space["positions"], a), text
+    assert ".0" not in text and "e+" not in text, text
+
+
 def test_values_on_a_grid_are_written_as_small_whole_numbers():
     text = show(np.array([[0.75, 0.0], [0.0, -0.75], [-0.75, -0.75]]))
     assert text.startswith("0.75 * np.array([[ 1,  0],")

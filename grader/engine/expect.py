@@ -143,6 +143,8 @@ def show(a: np.ndarray) -> str:
     drawn by :mod:`grader.engine.draw`, by the seeded call that drew it; else flat, with
     ``.reshape``."""
     a = np.asarray(a)
+    if a.dtype.kind in "iub":
+        return _whole_numbers(a)
     single = a.dtype == np.float32
     dtype = "np.float32" if single else "float"
     if a.ndim == 2 and a.shape[0] == a.shape[1] and a.size > 1 and np.array_equal(a, np.eye(a.shape[0])):
@@ -164,6 +166,22 @@ def show(a: np.ndarray) -> str:
         return scale + _built(ints, a.shape, dtype, indent=len(scale))
     texts = np.vectorize(_exact, otypes=[object])(a.astype(float)) if a.size else a.astype(object)
     return _built(texts, a.shape, dtype if single else "")
+
+
+def _whole_numbers(a: np.ndarray) -> str:
+    """An array of integers or booleans as Python code that rebuilds it exactly, entries written
+    as they are (``np.array([0, 3, -1])``), with its dtype where numpy would not infer it."""
+    default = a.dtype == np.asarray(True if a.dtype.kind == "b" else 0).dtype
+    named = ("bool" if a.dtype.kind == "b" else "int") if default else f"np.{a.dtype.name}"
+    if a.size == 0 and a.ndim:
+        return f"np.zeros({a.shape}, dtype={named})"
+    if a.size > 1 and np.all(a == a.flat[0]) and a.dtype.kind != "b":
+        value = a.flat[0].item()
+        if value == 0:
+            return f"np.zeros({a.shape}, dtype={named})"
+        return f"np.full({a.shape}, {value}{'' if default else f', dtype={named}'})"
+    texts = np.array([repr(v) for v in a.ravel().tolist()], dtype=object).reshape(a.shape)
+    return _built(texts, a.shape, "" if default and a.size else named)
 
 
 def _exact(x: float) -> str:
