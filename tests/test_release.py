@@ -217,3 +217,23 @@ def test_grade_in_the_course_never_goes_to_a_service_left_in_the_environment():
     assert done.returncode == 0, done.stderr
     assert "grading service" not in done.stderr  # graded here: the service named is out of reach
     assert json.loads(done.stdout)["score"] == json.loads(done.stdout)["max_score"]
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        pytest.param(lambda outline: (outline.unlink(), os.mkfifo(outline)), id="fifo"),
+        pytest.param(lambda outline: os.truncate(outline, 64 << 30), id="sparse-64-GiB"),
+        pytest.param(lambda outline: outline.write_text("[" * 100_000 + "]" * 100_000), id="nested-deep"),
+    ],
+)
+def test_a_release_whose_outline_is_no_plain_small_file_says_so_at_once(served, tmp_path, spoil):
+    """The outline is read as any file a student's copy holds may be: a FIFO is not waited on, a
+    huge file is not read past its limit, JSON nested past Python's limit is refused in words.
+    (Each held before the outline's reader was bounded too: these keep it so.)"""
+    copy = tmp_path / "student"
+    shutil.copytree(served, copy)
+    spoil(copy / "tests/checks/toy/lesson.json")
+    done = run_in(copy, "-m", "grader", "check")
+    assert done.returncode == 2, done.stderr
+    assert "lesson.json" in done.stderr and "Traceback" not in done.stderr

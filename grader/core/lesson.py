@@ -26,13 +26,14 @@ import ast
 import importlib.util
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AuthorError, LessonError
 from .installed import IMPORTED_FROM
-from .intake import open_submission
+from .intake import bounded_read, open_submission
 from .pylines import comment_only_lines
 from .solution import BEGIN
 
@@ -180,9 +181,7 @@ def released(lesson: Lesson) -> Released:
         return Released()
     outline = lesson.checks / OUTLINE
     try:
-        if not outline.is_file() or outline.is_symlink() or outline.stat().st_size > OUTLINE_LIMIT:
-            raise ValueError
-        told = json.loads(outline.read_text(encoding="utf-8"))
+        told = json.loads(_outline_text(outline))
         server = told.get("server")
         depends = told.get("depends", {})
         if server is not None and not is_service_address(server):
@@ -196,7 +195,7 @@ def released(lesson: Lesson) -> Released:
                 raise ValueError
             if others:
                 pairs.append((exercise, tuple(o for o in lesson.exercises if o in others)))
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         raise LessonError(
             f"{outline} cannot be read (the release wrote it: restore it from the release)"
         ) from None
@@ -375,6 +374,25 @@ def course_default(root: Path) -> str | None:
     return name
 
 
+def _outline_text(outline: Path) -> str:
+    """The text of a release's outline if it is a regular file, reached without a link at its
+    last step, of at most :data:`OUTLINE_LIMIT` bytes; ValueError (or OSError) for anything else:
+    a FIFO is not waited on, a huge file not read."""
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    )
+    fd = os.open(outline, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{outline} is not a regular file")
+        data = bounded_read(fd, OUTLINE_LIMIT)
+    finally:
+        os.close(fd)
+    if len(data) > OUTLINE_LIMIT:
+        raise ValueError(f"{outline} is over {OUTLINE_LIMIT} bytes")
+    return data.decode("utf-8")
+
+
 def _exercises(source: Path, outline: Path) -> tuple[str, ...]:
     """A lesson's exercises: from its solution, or in a release from the outline written there."""
     if source.parent.name == "solutions":
@@ -389,8 +407,8 @@ def _exercises(source: Path, outline: Path) -> tuple[str, ...]:
             where = source.relative_to(source.parent.parent)
             raise AuthorError([f"{where}:1: the reference cannot be read: {err}"]) from None
     try:
-        return tuple(str(n) for n in json.loads(outline.read_text(encoding="utf-8"))["exercises"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return tuple(str(n) for n in json.loads(_outline_text(outline))["exercises"])
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         raise LessonError(
             f"{outline.parent} has no readable {OUTLINE}, and there is no solution to read the exercises from"
         ) from None
