@@ -20,6 +20,7 @@ from ..core.results import Status
 from ..core.settings import Isolation, Settings, resolve
 from ..engine import replay, shipped, store
 from ..engine.run import run_checks
+from ..sandbox.wardens import best_level
 
 __all__ = ["made", "main"]
 
@@ -35,8 +36,12 @@ def made(lesson: Lesson, settings: Settings | None = None) -> dict[bool, bytes]:
         )
     if settings is None:
         settings = resolve("grade", lesson_exercises=lesson.exercises, lesson_name=lesson.name)
-    if settings.isolation is Isolation.NONE:
-        raise GraderError("examples are drawn with the reference sandboxed: choose another isolation level")
+    level = best_level() if settings.isolation is Isolation.AUTO else settings.isolation
+    if level is Isolation.NONE:
+        raise GraderError(
+            "examples are drawn with the reference sandboxed, and no sandbox runs here "
+            "(each run draws its own, as without them)"
+        )
     replay.forget()
     shipped.forget()
     try:

@@ -51,7 +51,7 @@ _SKIPPED = ("__pycache__",)
 def _content(path: Path) -> bytes:
     """The bytes of the regular file ``path`` (links followed); a marker for anything else."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, and is not read
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once, unread
     except OSError as err:
         return f"<unreadable: {err.strerror}>".encode()
     try:

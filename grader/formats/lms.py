@@ -133,7 +133,9 @@ def read_roster(path: Path, key: str) -> Roster:
     ``key`` among its columns; raises :class:`UsageError` saying what is wrong."""
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens at once
+        fd = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        )  # a FIFO opens at once
     except OSError as err:
         raise UsageError(f"the roster {path} could not be read: {err.strerror or err}") from None
     try:
