@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -84,6 +85,19 @@ def test_the_bundle_has_both_scripts_at_its_root_and_the_hidden_checks(bundle):
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
     assert "tests/checks/toy/hidden/test_layer_norm_hidden.py" in names and "solutions/toy.py" in names
     assert "pip install -e /autograder/source" in setup
+
+
+def test_the_same_course_gives_the_same_bundle_byte_for_byte(tmp_path, bundle):
+    """Built again later, from files touched since (their times changed, not their bytes), the
+    bundle is the very same zip: an instructor can tell whether anything changed."""
+    course = tmp_path / "toy"
+    shutil.copytree(TOY.root, course, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in course.rglob("*"):
+        os.utime(path, (1_000_000_000, 1_000_000_000))
+    again = tmp_path / "again.zip"
+    done = python("gradescope-bundle", str(again), "--course", str(course), "--lesson", "toy")
+    assert done.returncode == 0, done.stderr
+    assert again.read_bytes() == bundle.read_bytes()
 
 
 def test_run_autograder_writes_the_same_scores_as_grade(tmp_path, bundle, buggy_graded):

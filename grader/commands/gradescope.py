@@ -72,6 +72,10 @@ fi
 """
 
 
+#: The time every file of a bundle is stamped with (the zip format's earliest).
+_NO_TIME = (1980, 1, 1, 0, 0, 0)
+
+
 def bundle(*, lesson: Lesson, out: Path) -> int:
     """Write the autograder zip of ``lesson``: setup.sh and run_autograder at its root, the
     grader and the lesson (its reference and hidden checks included) beside them."""
@@ -79,17 +83,20 @@ def bundle(*, lesson: Lesson, out: Path) -> int:
     files = [*grader_files(), *lesson_files(lesson, hidden=True)]
     run = RUN.replace("@LESSON@", shlex.quote(lesson.name))
     out.parent.mkdir(parents=True, exist_ok=True)
+    entries = [("setup.sh", SETUP.encode(), 0o755), ("run_autograder", run.encode(), 0o755)]
+    entries += [(name, path.read_bytes(), 0o644) for path, name in files]
+    for hidden, data in made_examples(lesson).items():  # replayed from each container's first run
+        where = shipped.path_of(lesson, hidden=hidden)
+        if where.parent.is_dir():
+            entries.append((where.relative_to(lesson.root).as_posix(), data, 0o644))
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, text in (("setup.sh", SETUP), ("run_autograder", run)):
-            info = zipfile.ZipInfo(name)
-            info.external_attr = 0o755 << 16  # executable once unzipped
-            z.writestr(info, text)
-        for path, name in files:
-            z.write(path, name)
-        for hidden, data in made_examples(lesson).items():  # replayed from each container's first run
-            where = shipped.path_of(lesson, hidden=hidden)
-            if where.parent.is_dir():
-                z.writestr(where.relative_to(lesson.root).as_posix(), data)
+        for name, data, mode in entries:
+            # no time of day and no mode of the machine that built it: the same course and grader
+            # give the same bundle, byte for byte (an instructor can tell what changed)
+            info = zipfile.ZipInfo(name, date_time=_NO_TIME)
+            info.external_attr = mode << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, data)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 
