@@ -312,3 +312,17 @@ def test_lint_says_a_stale_or_unreadable_file_with_its_place(fresh):
     assert done.returncode != 0
     assert f"tests/checks/toy/{SHIPPED}:1: is stale: it was made with other check files than these" in said
     assert f"tests/checks/toy/hidden/{SHIPPED}:1: cannot be used (not a gzip file" in said
+
+
+def test_the_files_are_no_part_of_what_decides_a_grade(fresh):
+    """Writing or removing them changes no grade: the batch's fingerprint (kept grades) and the
+    store's key do not take them in."""
+    from grader.core.fingerprint import lesson_digest, lesson_files
+    from grader.core.lesson import Course
+
+    lesson = Course.at(fresh).lesson("toy")
+    assert not any(p.name == SHIPPED for p in lesson_files(lesson))
+    before = lesson_digest(lesson)
+    public(fresh).write_bytes(b"changed")
+    hidden(fresh).unlink()
+    assert lesson_digest(lesson) == before
