@@ -138,6 +138,18 @@ def grader_outside(*args: str, cwd: Path, timeout: float = 300, **kwargs) -> sub
     )
 
 
+def script_report(script: str, *args: str, env: dict) -> dict:
+    """Run ``python -c script ARGS`` (a grading in a process of its own) and read the JSON object
+    its last line prints, with its stderr added as ``"stderr"``."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    out["stderr"] = done.stderr
+    return out
+
+
 def grade_folders(
     folders: dict[str, Path],
     tmp: Path,

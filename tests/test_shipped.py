@@ -28,7 +28,7 @@ from grader.core.settings import STORE_VARIABLE
 from grader.engine import shipped
 from grader.sandbox.wardens import best_level
 
-from .support import TOY_COURSE
+from .support import TOY_COURSE, script_report
 
 pytestmark = pytest.mark.skipif(
     best_level() == "none", reason="examples are drawn with the reference sandboxed"
@@ -56,17 +56,7 @@ print(json.dumps({"counts": replay.COUNTS, "report": report, "peak": peak}, sort
 def graded(course: Path, path: Path | None = None, *, isolation: str = "none", replay: bool = True) -> dict:
     env = {**os.environ, STORE_VARIABLE: "off", "GRADER_REPLAY": "1" if replay else "0"}
     path = path or course / "solutions" / "toy.py"
-    done = subprocess.run(
-        [sys.executable, "-c", GRADE, str(course), str(path), isolation],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    out["stderr"] = done.stderr
-    return out
+    return script_report(GRADE, str(course), str(path), isolation, env=env)
 
 
 def grader(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ import pytest
 from grader.core.settings import STORE_VARIABLE, resolve
 from grader.sandbox.wardens import best_level
 
-from .support import TOY, TOY_BUGGY, TOY_COURSE
+from .support import TOY, TOY_BUGGY, TOY_COURSE, script_report
 
 pytestmark = pytest.mark.skipif(best_level() == "none", reason="the store serves sandboxed grading only")
 
@@ -44,17 +44,7 @@ print(json.dumps({"counts": replay.COUNTS, "report": report}, sort_keys=True))
 
 def graded(store, path: Path = TOY.solution, *, course: Path = TOY_COURSE, command: str = "grade") -> dict:
     env = {**os.environ, STORE_VARIABLE: str(store)}
-    done = subprocess.run(
-        [sys.executable, "-c", GRADE, str(course), "toy", str(path), command],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    out["stderr"] = done.stderr
-    return out
+    return script_report(GRADE, str(course), "toy", str(path), command, env=env)
 
 
 def kept_files(store: Path) -> list[Path]:

@@ -87,9 +87,10 @@ _OPEN = (
 FORMAT = 1
 #: Largest file read, packed (a lesson's examples take about 60 KiB).
 MAX_PACKED = 4 << 20
-#: What each file this process read held: (file, its header) -> (items, written), adopted again
-#: wherever this process has lost them (:func:`grader.engine.replay.forget`), never read twice.
-_READ: dict[tuple[str, str], tuple[tuple, dict]] = {}
+#: What each file this process read held, where it was current: (file, examples per check,
+#: profile) -> (items, written; empty where it was not), adopted again wherever this process has
+#: lost them (:func:`grader.engine.replay.forget`), never read twice.
+_READ: dict[tuple[str, int, str], tuple[tuple, dict]] = {}
 #: The headers this process took: (checks folder, hidden, examples, profile) -> header.
 _HEADERS: dict[tuple, dict] = {}
 #: Whether the files are read (off while they are made anew: :func:`unread`).
