@@ -44,6 +44,7 @@ def made(lesson: Lesson, settings: Settings | None = None) -> dict[bool, bytes]:
         )
     replay.forget()
     shipped.forget()
+    folder = None
     try:
         with tempfile.TemporaryDirectory(prefix="grader-examples-") as folder:
             chosen = replace(settings, store=folder, include_hidden=True, replay=True, exercises=None)
@@ -65,7 +66,8 @@ def made(lesson: Lesson, settings: Settings | None = None) -> dict[bool, bytes]:
     finally:
         replay.forget()  # what the next run of this process draws is its own
         shipped.forget()
-        store.forget_opened(folder)
+        if folder is not None:
+            store.forget_opened(folder)
 
 
 def main(*, lessons, check: bool = False) -> int:
