@@ -191,6 +191,11 @@ def unpacked(data: bytes) -> tuple[dict, tuple, dict]:
     """The header, items and written arguments of a file's bytes (keys without the checks
     folder: node, seed, examples); ValueError for anything not of their shape."""
     said, body = _opened(data)
+    return (said, *_body(body))
+
+
+def _body(body: bytes) -> tuple[tuple, dict]:
+    """The items and written arguments of a file's body, unpacked (see :func:`unpacked`)."""
     try:
         items, down = loaded(body)
     except (TypeError, RecursionError) as err:
@@ -202,7 +207,7 @@ def unpacked(data: bytes) -> tuple[dict, tuple, dict]:
             and all(isinstance(part, int) and not isinstance(part, bool) for part in key[1:])
         ):
             raise ValueError("a property's key of an unknown shape")
-    return said, items, down
+    return items, down
 
 
 class Verdict(StrEnum):
@@ -268,7 +273,7 @@ def examine(lesson: Lesson, settings: Settings, *, hidden: bool) -> Examined:
     if changed:
         return Examined(Verdict.STALE, changed=changed)
     try:
-        _, items, down = unpacked(data)
+        items, down = _body(body)  # unpacked once, above
         if not all(_ours(lesson, key[0], hidden=hidden) for key, _ in items):
             return Examined(Verdict.REFUSED, "a check not of that folder")
         replay.checked(tuple(((str(lesson.checks), *key), examples) for key, examples in items))
