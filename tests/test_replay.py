@@ -157,6 +157,48 @@ def test_the_student_sees_the_engines_calls(tmp_path, monkeypatch):
     assert len(calls[True]) == len(calls[False]) and calls[True] == calls[False]
 
 
+#: Appended to the toy lesson's reference: center_tokens draws from Python's and numpy's global
+#: generators, notes what it drew, and is wrong when Python's draw is high (never on the first
+#: draw after the generators are seeded with 0, as they are at the start of every example).
+RANDOM_DRAWS = """
+import builtins
+import random
+
+import numpy as np
+
+_right = center_tokens
+
+
+def center_tokens(x):
+    drawn = (random.random(), float(np.random.random()))
+    builtins._replay_draws.append(drawn)
+    out = _right(x)
+    return out + 1.0 if drawn[0] > 0.9 else out
+"""
+
+
+@needs_sandbox
+def test_every_replayed_example_starts_from_the_seeded_generators(tmp_path, monkeypatch):
+    """Where the student's code runs in this process, each example starts with Python's and
+    numpy's global generators seeded as under the engine (which seeds them around each
+    example): a replayed example draws what the engine's would, and the report is the same."""
+    import builtins
+
+    lesson, student = _toy(tmp_path)
+    student.write_text(lesson.solution.read_text() + RANDOM_DRAWS)
+    graded(lesson.solution, lesson, SANDBOXED)  # keeps the examples
+    draws, reports = {}, {}
+    for on in (True, False):
+        replay.COUNTS.update(replayed=0)
+        monkeypatch.setattr(builtins, "_replay_draws", [], raising=False)
+        reports[on] = graded(student, lesson, HERE if on else without_replay(HERE))
+        draws[on] = list(builtins._replay_draws)
+        assert (replay.COUNTS["replayed"] > 0) is on
+    assert len(set(draws[True])) == 1  # the first draws after a seed, every time
+    assert draws[True] == draws[False]
+    assert reports[True] == reports[False]
+
+
 def test_a_run_in_this_process_keeps_nothing(tmp_path):
     """Where the student's code runs in the grader's process it could have changed the engine:
     nothing that run drew is kept."""

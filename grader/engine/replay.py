@@ -61,10 +61,11 @@ from .written import exact, read, written
 try:  # private: see the module's text
     from hypothesis import control as _control
     from hypothesis._settings import local_settings as _local_settings
+    from hypothesis.internal import entropy as _entropy
     from hypothesis.internal.conjecture.data import ConjectureData as _ConjectureData
     from hypothesis.internal.entropy import deterministic_PRNG as _deterministic_PRNG
 except ImportError:  # pragma: no cover - a release outside the range refuses to start anyway
-    _control = _local_settings = _ConjectureData = _deterministic_PRNG = None
+    _control = _local_settings = _ConjectureData = _deterministic_PRNG = _entropy = None
 
 __all__ = [
     "COUNTS",
@@ -110,7 +111,28 @@ def supported() -> bool:
         and hasattr(_control, "BuildContext")
         and hasattr(_control.BuildContext, "prep_args_kwargs_from_strategies")
         and hasattr(_control, "_current_build_context")
+        and hasattr(_entropy, "RANDOMS_TO_MANAGE")
+        and hasattr(getattr(_entropy, "RANDOMS_TO_MANAGE", None), "data")
+        and hasattr(_entropy, "_seeded_state")
     )
+
+
+def _reseeded() -> None:
+    """Seed every generator Hypothesis manages as :func:`deterministic_PRNG` does on entry, without
+    keeping their states again: inside one ``deterministic_PRNG`` around a property's replayed
+    examples, each example starts from the very state it would start from in a context of its
+    own, and the states of before are restored once, at the end (what restoring and seeding
+    again between two examples would leave, since nothing between them draws from these
+    generators). A tenth of the cost of a context per example."""
+    seeded, _ = _entropy._seeded_state(0)
+    for ref in list(_entropy.RANDOMS_TO_MANAGE.data.values()):
+        generator = ref()
+        if generator is None:
+            continue
+        if type(generator) is random.Random:
+            generator.setstate(seeded)
+        else:
+            generator.seed(0)
 
 
 def forget() -> None:
@@ -417,53 +439,57 @@ def _replayed(
     ``made``: the examples' arguments drawn ahead (:func:`predraw`), where they are; else, where
     the store wrote them down (:data:`_WRITTEN`, under ``key``), read back.
     Returns the tape and what stopped it (None: every example passed)."""
-    handle = check.hypothesis
     tape = Tape(keep=True)
     view.tape = tape
     down = _WRITTEN.get(key) if key is not None else None
     try:
-        for number, (choices, stop) in enumerate(examples):
-            ahead = made[number] if made is not None and number < len(made) else None
-            expected = tuple(choices)  # what the example's data holds once it ran
-            if ahead is None and down is not None and down[number] is not None:
-                try:  # read as written down: its draws took every choice, none is left to draw
-                    ahead = (_ConjectureData.for_choices(()), read(down[number], key[0]))
-                    expected = ()
-                    COUNTS["read"] += 1
-                except Exception:  # noqa: BLE001 - read refuses with ValueError; anything else alike
-                    ahead = None  # drawn from its choices, as without them
-            data = _ConjectureData.for_choices(choices) if ahead is None else ahead[0]
-            try:
-                with (
-                    _local_settings(hypothesis_settings.default),
-                    _deterministic_PRNG(),
-                    _control.BuildContext(data, is_final=False, wrapped_test=check) as context,
-                ):
-                    if ahead is None:
-                        try:
-                            drawn, _ = context.prep_args_kwargs_from_strategies(handle._given_kwargs)
-                        except (KeyboardInterrupt, SystemExit):
-                            raise
-                        except BaseException as err:  # noqa: BLE001 - no student code ran yet
-                            if stop is not None and type(err).__name__ == stop:
-                                raise  # the engine stopped this example there too
-                            return tape, NotKept()  # the choices do not make this example
-                    else:
-                        drawn = ahead[1]
-                    _guarded(data, tape)
-                    handle.inner_test(**fixtures, **drawn)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as err:  # noqa: BLE001 - whatever it is, the engine decides
-                if stop is not None and type(err).__name__ == stop and tape.first_call_at is None:
-                    continue  # the engine stopped this example there too, before any call
-                if stop is None and (type(err).__name__ == "StopTest" or data.misaligned_at is not None):
-                    return tape, NotKept()  # the kept choices ran out or did not fit: not the student's
-                return tape, err
-            if stop is not None or tuple(data.choices) != expected or data.misaligned_at is not None:
-                return tape, NotKept()
+        with _local_settings(hypothesis_settings.default), _deterministic_PRNG():
+            return _loop(check, examples, fixtures, tape, made, key, down)
     finally:
         view.tape = None
+
+
+def _loop(check, examples, fixtures: dict, tape: Tape, made, key, down) -> tuple[Tape, BaseException | None]:
+    """:func:`_replayed`'s loop, under Hypothesis's settings and its seeded generators."""
+    handle = check.hypothesis
+    for number, (choices, stop) in enumerate(examples):
+        if number:
+            _reseeded()  # as a context of its own would seed them (see _reseeded)
+        ahead = made[number] if made is not None and number < len(made) else None
+        expected = tuple(choices)  # what the example's data holds once it ran
+        if ahead is None and down is not None and down[number] is not None:
+            try:  # read as written down: its draws took every choice, none is left to draw
+                ahead = (_ConjectureData.for_choices(()), read(down[number], key[0]))
+                expected = ()
+                COUNTS["read"] += 1
+            except Exception:  # noqa: BLE001 - read refuses with ValueError; anything else alike
+                ahead = None  # drawn from its choices, as without them
+        data = _ConjectureData.for_choices(choices) if ahead is None else ahead[0]
+        try:
+            with _control.BuildContext(data, is_final=False, wrapped_test=check) as context:
+                if ahead is None:
+                    try:
+                        drawn, _ = context.prep_args_kwargs_from_strategies(handle._given_kwargs)
+                    except (KeyboardInterrupt, SystemExit):
+                        raise
+                    except BaseException as err:  # noqa: BLE001 - no student code ran yet
+                        if stop is not None and type(err).__name__ == stop:
+                            raise  # the engine stopped this example there too
+                        return tape, NotKept()  # the choices do not make this example
+                else:
+                    drawn = ahead[1]
+                _guarded(data, tape)
+                handle.inner_test(**fixtures, **drawn)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as err:  # noqa: BLE001 - whatever it is, the engine decides
+            if stop is not None and type(err).__name__ == stop and tape.first_call_at is None:
+                continue  # the engine stopped this example there too, before any call
+            if stop is None and (type(err).__name__ == "StopTest" or data.misaligned_at is not None):
+                return tape, NotKept()  # the kept choices ran out or did not fit: not the student's
+            return tape, err
+        if stop is not None or tuple(data.choices) != expected or data.misaligned_at is not None:
+            return tape, NotKept()
     return tape, None
 
 
