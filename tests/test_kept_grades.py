@@ -85,18 +85,39 @@ def test_a_fifo_or_a_link_loop_in_the_checks_is_not_waited_on(tmp_path):
     assert _digest(root) == _digest(root)
 
 
-def test_an_edited_grader_file_changes_the_digest(tmp_path, monkeypatch):
+@pytest.fixture
+def new_process():
+    """What a new process would read of the grader's files: the digest of the installed grader
+    is taken once per process (fingerprint._installed_digest), so each call forgets it first."""
+    forget = fingerprint._installed_digest.cache_clear
+    forget()
+    yield lambda root: (forget(), _digest(root))[1]
+    forget()  # nothing of the copy's is left for the tests after this one
+
+
+def test_an_edited_grader_file_changes_the_digest(tmp_path, monkeypatch, new_process):
     copy = tmp_path / "grader"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     root = _course(tmp_path)
     monkeypatch.setattr(fingerprint, "PACKAGE", copy)
-    before = _digest(root)
-    assert _digest(root) == before
+    before = new_process(root)
+    assert new_process(root) == before
     _append(copy / "formats" / "text.py")
-    assert _digest(root) != before
-    edited = _digest(root)
+    assert new_process(root) != before
+    edited = new_process(root)
     _append(copy / "commands" / "release_files" / "classroom.yml", "# a data file\n")
-    assert _digest(root) != edited
+    assert new_process(root) != edited
+
+
+def test_the_installed_graders_digest_is_read_once_per_process(tmp_path, monkeypatch, new_process):
+    """Within one process the grader's code is what it imported: its digest is read once."""
+    copy = tmp_path / "grader"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "PACKAGE", copy)
+    before = fingerprint.grader_digest()
+    _append(copy / "formats" / "text.py")
+    assert fingerprint.grader_digest() == before
+    assert fingerprint.grader_digest(copy) != before  # a package named is read each time
 
 
 @pytest.mark.parametrize("package", [*upkeep.DECIDING_PACKAGES, "python"])

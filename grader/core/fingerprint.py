@@ -18,6 +18,7 @@ file too large for a lesson is refused in words.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -109,12 +110,12 @@ def _import_base(path: Path) -> Path:
     return folder
 
 
-def _module_files(path: Path, node: ast.Import | ast.ImportFrom, bases: list[Path]) -> list[Path]:
+def _module_files(path: Path, node: ast.Import | ast.ImportFrom, bases: list[str]) -> list[str]:
     """The files an import statement in the module ``path`` may load, found from ``bases``
-    (absolute imports) or from the module's own folder (relative ones)."""
+    (absolute imports) or from the module's own folder (relative ones), as paths in text."""
     if isinstance(node, ast.ImportFrom):
         if node.level:
-            bases = [path.parent.joinpath(*[".."] * (node.level - 1))]
+            bases = [os.path.join(str(path.parent), *[".."] * (node.level - 1))]
         stem = tuple(node.module.split(".")) if node.module else ()
         wanted = [stem, *((*stem, alias.name) for alias in node.names)]
     else:
@@ -123,8 +124,8 @@ def _module_files(path: Path, node: ast.Import | ast.ImportFrom, bases: list[Pat
     for base in bases:
         for parts in wanted:
             for depth in range(1, len(parts) + 1):  # every package on the way runs its __init__
-                where = base.joinpath(*parts[:depth])
-                files += [where.with_suffix(".py"), where / "__init__.py"]
+                where = os.path.join(base, *parts[:depth])
+                files += [where + ".py", os.path.join(where, "__init__.py")]
     return files
 
 
@@ -143,18 +144,36 @@ def _imports(tree: ast.AST):
                 todo.extend(child for child in inner if isinstance(child, ast.AST))
 
 
+def _import_statements(text: bytes) -> tuple:
+    """The import statements of the Python source ``text`` (none where it does not parse): parsed
+    once per text in a process, which follows the same files for the examples it ships
+    (public and hidden) and for its store's key. Keyed by the text itself, never by a path:
+    a file that changed is parsed again. (A text of more than :data:`_REMEMBERED_TEXT` bytes is
+    parsed each time, so that what is kept stays small.)"""
+    return _parsed_imports(text) if len(text) <= _REMEMBERED_TEXT else _parsed_imports.__wrapped__(text)
+
+
+#: The longest text whose import statements :func:`_import_statements` keeps.
+_REMEMBERED_TEXT = 1 << 20
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_imports(text: bytes) -> tuple:
+    try:
+        return tuple(_imports(ast.parse(text)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+
+
 def _imported(root: Path, path: Path, text: bytes, probed: dict | None = None) -> list[Path]:
     """The course files (under ``root``) that the Python file ``path`` imports. ``probed``, if
     given, gets every course path looked at, found or not (a new file there could change what
     the import finds)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    bases = [root, _import_base(path)]
+    statements = _import_statements(text)
+    bases = [str(root), str(_import_base(path))]
     inside = os.path.normpath(root) + os.sep
     found = []
-    for node in _imports(tree):
+    for node in statements:
         for file in _module_files(path, node, bases):
             where = os.path.normpath(file)
             if where.startswith(inside):
@@ -245,8 +264,18 @@ def files_digest(label: str, paths: list[Path], base: Path) -> str:
 
 def grader_digest(package: Path | None = None) -> str:
     """The digest of the grader's own files (its code and its data files: the installed package,
-    or ``package``), read once per run."""
-    package = PACKAGE if package is None else package
+    or ``package``). The installed package's is read once per process: the code this process
+    runs is the code it imported when it started (a store's key and the examples a lesson ships
+    both ask for it)."""
+    return _installed_digest() if package is None else _package_digest(package)
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_digest() -> str:
+    return _package_digest(PACKAGE)
+
+
+def _package_digest(package: Path) -> str:
     digest = hashlib.sha256(b"grader\0")
     _files_digest(digest, files_under(package), package)
     return digest.hexdigest()
