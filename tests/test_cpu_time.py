@@ -9,6 +9,7 @@ No assertion here compares times: the outcomes are statuses, messages and scores
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -356,6 +357,32 @@ def test_a_kept_clock_reads_its_own_process_only():
     assert clock.read() is None  # gone: read as gone, whatever now holds its number
     clock.close()
     assert clock.read() is None
+
+
+def test_a_threads_kept_clock_is_its_own_in_a_forked_child():
+    """A block timed in this process reads its thread's clock through a file kept open
+    (inprocess.thread_usage); a child forked from it (a batch's) reads its own thread, never
+    the parent's: its processor time grows as it works."""
+    from grader.sandbox.inprocess import thread_usage
+
+    assert thread_usage()() is not None  # the parent's clock, kept before the fork
+    if os.uname().sysname != "Linux":
+        pytest.skip("scheduler statistics are Linux's")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: work for 0.1 s of its own processor time, read before and after
+        os.close(read)
+        clock = thread_usage()
+        first, began = clock(), time.thread_time()
+        while time.thread_time() - began < 0.1:
+            pass
+        os.write(write, json.dumps(clock().cpu - first.cpu).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        grown = json.loads(answer.read() or "0")
+    os.waitpid(pid, 0)
+    assert grown >= 0.05  # the parent, waiting here, used next to nothing meanwhile
 
 
 def test_a_long_file_waits_for_a_sandbox_slow_to_start(tmp_path, monkeypatch, capsys):
