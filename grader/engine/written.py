@@ -44,9 +44,10 @@ _HEX16 = re.compile(r"[0-9a-f]{16}")
 #: The longest axis of an array read back.
 MAX_AXIS = 1 << 20
 #: The bytes of arrays one example's arguments may hold to be written down: a larger example is
-#: drawn from its choices (numpy makes its numbers from a seed as fast as they are read, and the
-#: store's file stays small: a tenth of the examples would otherwise be most of it).
-MAX_BYTES = 8192
+#: drawn from its choices. Drawing one of the first lesson's larger examples (a layer's weights,
+#: a few KiB) costs more than reading it: at 64 KiB every one of its examples is read, and
+#: the examples it ships take 96 KiB gzipped (44 KiB at 8 KiB, when a fifth were drawn).
+MAX_BYTES = 1 << 16
 
 
 class _Unwritable(Exception):
