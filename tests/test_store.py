@@ -128,6 +128,53 @@ def test_arguments_written_down_that_do_not_read_back_are_drawn_from_their_choic
     assert again["report"] == first["report"] and "Traceback" not in again["stderr"]
 
 
+#: A toy check that draws part of its input from ``st.data()`` as it runs (before any call).
+DRAWS_AS_IT_RUNS = '''
+"""A check that draws a shift as it runs."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader import expect
+from grader.marks import graded
+
+from .strategies import tokens
+
+
+@graded("center_tokens", points=1)
+@given(x=tokens(), data=st.data())
+def test_a_shift_drawn_as_the_check_runs(student, x, data):
+    """Adding one number to every value of the tokens changes nothing once they are centered."""
+    shift = data.draw(st.floats(-3, 3), label="shift")
+    expect.close(
+        student.center_tokens(x + shift), student.center_tokens(x), name="center_tokens", rtol=1e-9, atol=1e-9
+    )
+'''
+
+
+def test_a_property_that_draws_as_it_runs_has_its_other_arguments_written_down(tmp_path):
+    """A property with an ``st.data()`` argument has its other arguments written down with how
+    many choices they took (the check draws the rest as it runs, from a fresh data object): read
+    back, its examples give the engine's reports, for a right file and a wrong one."""
+    course = tmp_path / "toy"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "tests" / "checks" / "toy" / "test_drawn_as_it_runs.py").write_text(DRAWS_AS_IT_RUNS)
+    store = tmp_path / "store"
+    first = graded(store, course=course)
+    (kept,) = kept_files(store)
+    (examples,) = [p[1] for p in json.loads(kept.read_text())["properties"] if "shift_drawn" in p[0][1]]
+    ran = [(choices, down) for choices, stop, down in examples if stop is None]
+    assert len(ran) >= 10 and all(down is not None and set(down) == {"x", "data"} for _, down in ran)
+    assert all(0 < down["data"]["h"] < len(choices) for choices, down in ran)  # the shift: drawn later
+    again = graded(store, course=course)
+    assert again["counts"]["engine"] == 0 and again["counts"]["read"] >= len(examples)
+    assert again["report"] == first["report"]
+    for path in (TOY_BUGGY,):
+        alone = graded(tmp_path / f"empty-{path.parent.name}", path, course=course)
+        assert alone["counts"]["read"] == 0
+        assert graded(store, path, course=course)["report"] == alone["report"]
+
+
 @pytest.fixture(scope="module")
 def large_only(tmp_path_factory) -> Path:
     """A toy file right on a property's smallest examples only: what cutting the kept examples

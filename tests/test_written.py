@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.engine import replay
-from grader.engine.written import MAX_BYTES, exact, read, written
+from grader.engine.written import MAX_BYTES, DataLater, exact, read, written
 
 from .support import ROOT
 from .values import arguments, same
@@ -123,6 +123,19 @@ def test_a_lesson_dataclass_reads_back_as_a_fresh_instance(lesson_module):
 )
 def test_what_cannot_be_written_exactly_is_left_to_be_drawn(value):
     assert written({"x": np.ones(2), "y": value}) is None
+
+
+def test_a_propertys_data_argument_is_written_as_the_choices_the_others_took():
+    """A property's ``st.data()`` argument is written as how many choices the other arguments
+    took (the check draws the rest as it runs), at the top of the arguments only."""
+    down = written({"x": np.ones(2), "data": DataLater(3)})
+    assert down["data"] == {"h": 3} and exact(down, CHECKS)
+    back = read(json.loads(json.dumps(down)), CHECKS)
+    assert back["data"] == DataLater(3) and type(back["data"]) is DataLater
+    assert written({"x": (DataLater(3),)}) is None  # inside another value: not a property's own
+    for bad in ({"t": [{"h": 3}]}, {"h": -1}, {"h": "3"}, {"h": 2**40}, {"h": 3.0}):
+        with pytest.raises(ValueError):
+            read({"data": bad}, CHECKS)
 
 
 def test_arrays_sharing_memory_and_read_only_ones_are_left_to_be_drawn():

@@ -56,7 +56,7 @@ from hypothesis.errors import FlakyFailure
 
 from ..core.errors import StudentTimeout
 from ..core.exact import arguments_digest, copied
-from .written import exact, read, written
+from .written import DataLater, exact, read, written
 
 try:  # private: see the module's text
     from hypothesis import control as _control
@@ -263,17 +263,39 @@ def predraw(check, key: tuple) -> int:
 
 def _down(key: tuple, examples, made: list) -> tuple:
     """The arguments of ``made`` (each kept example's data and drawn arguments, or None) written
-    down, each only if its draws took every choice of its example (nothing is drawn later, in
-    the check) and it reads back exactly; else None (drawn from its choices at replay)."""
+    down, each only if it reads back exactly and its draws took every choice of its example, or
+    every choice the check does not draw itself from its ``st.data()`` argument (written as
+    :class:`~grader.engine.written.DataLater`); else None (drawn from its choices at replay)."""
     out = []
     for (choices, stop), one in zip(examples, made, strict=True):
         down = None
-        if one is not None and stop is None and len(one[0].choices) == len(choices):
-            down = written(one[1])
+        if one is not None and stop is None:
+            data, drawn = one
+            taken = len(data.choices)
+            later = {name: DataLater(taken) for name, value in drawn.items() if _draws_from(value, data)}
+            if later or taken == len(choices):
+                down = written({**drawn, **later})
             if down is not None and not exact(down, key[0]):
                 down = None
         out.append(down)
     return tuple(out)
+
+
+def _draws_from(value, data) -> bool:
+    """Whether ``value`` is the ``st.data()`` object a check draws from ``data`` with."""
+    return getattr(value, "conjecture_data", None) is data and type(value).__name__ == "DataObject"
+
+
+def _read_ahead(down, key: tuple, choices) -> tuple:
+    """An example's data and arguments as written down (``down``), and the choices its data will
+    hold once the check ran: those its ``st.data()`` argument, if it has one, draws from (the
+    choices past those the other arguments took); ValueError where they do not fit."""
+    values = read(down, key[0])
+    taken = {value.taken for value in values.values() if type(value) is DataLater}
+    left = tuple(choices)[taken.pop() :] if taken else ()
+    if taken:
+        raise ValueError("written arguments that took two numbers of choices")
+    return (_ConjectureData.for_choices(left), values), left
 
 
 def write_down(check, key: tuple) -> int:
@@ -458,9 +480,8 @@ def _loop(check, examples, fixtures: dict, tape: Tape, made, key, down) -> tuple
         ahead = made[number] if made is not None and number < len(made) else None
         expected = tuple(choices)  # what the example's data holds once it ran
         if ahead is None and down is not None and down[number] is not None:
-            try:  # read as written down: its draws took every choice, none is left to draw
-                ahead = (_ConjectureData.for_choices(()), read(down[number], key[0]))
-                expected = ()
+            try:  # read as written down: no choice is left to draw but the check's own
+                ahead, expected = _read_ahead(down[number], key, choices)
                 COUNTS["read"] += 1
             except Exception:  # noqa: BLE001 - read refuses with ValueError; anything else alike
                 ahead = None  # drawn from its choices, as without them
@@ -476,8 +497,11 @@ def _loop(check, examples, fixtures: dict, tape: Tape, made, key, down) -> tuple
                         if stop is not None and type(err).__name__ == stop:
                             raise  # the engine stopped this example there too
                         return tape, NotKept()  # the choices do not make this example
-                else:
-                    drawn = ahead[1]
+                else:  # a check's st.data() argument is made for it from the data: a fresh one
+                    drawn = {
+                        name: data.draw(handle._given_kwargs[name]) if type(value) is DataLater else value
+                        for name, value in ahead[1].items()
+                    }
                 _guarded(data, tape)
                 handle.inner_test(**fixtures, **drawn)
         except (KeyboardInterrupt, SystemExit):

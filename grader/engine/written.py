@@ -5,9 +5,11 @@ drawing is a third of what a replayed grade costs. The store on disk (:mod:`.sto
 also keeps each example's arguments as they were drawn, written down here, so that a later
 grading process reads them instead of drawing them. Only what can be written down exactly and
 read back as the same thing is: arrays of numbers (dtype, shape and every byte), numbers (a
-float by its 8 bytes), strings, None, tuples, lists, dictionaries with string keys, and
+float by its 8 bytes), strings, None, tuples, lists, dictionaries with string keys,
 instances of the lesson's own dataclasses (a class defined in a module of the lesson's checks,
-already imported, rebuilt from its fields). Anything else (a Hypothesis ``data`` object, an
+already imported, rebuilt from its fields), and, for a property's ``st.data()`` argument, how
+many of its example's choices the other arguments took (:class:`DataLater`: the check draws the
+rest as it runs). Anything else (a Hypothesis ``data`` object inside another value, an
 array that is a view of another argument's memory, a read-only or non-contiguous array, a
 dataclass with fields its constructor does not take or attributes beyond its fields) leaves the
 example to be drawn as before, and so does an example whose arrays hold more than
@@ -32,7 +34,7 @@ import numpy as np
 
 from ..core.exact import NUMERIC_KINDS
 
-__all__ = ["exact", "read", "written"]
+__all__ = ["DataLater", "exact", "read", "written"]
 
 #: How deep a written value may nest, and how many values it may hold in all.
 MAX_DEPTH = 16
@@ -52,6 +54,27 @@ MAX_BYTES = 1 << 16
 
 class _Unwritable(Exception):
     """A value that cannot be written down exactly."""
+
+
+class DataLater:
+    """Stands, among written-down arguments, for a property's ``st.data()`` argument: what the
+    check draws from it as it runs comes from its example's choices past the ``taken`` first
+    (those its other arguments took). Replay (:mod:`.replay`) gives the check a fresh one."""
+
+    __slots__ = ("taken",)
+
+    def __init__(self, taken: int):
+        self.taken = taken
+
+    def __eq__(self, other) -> bool:
+        return type(other) is DataLater and other.taken == self.taken
+
+    def __hash__(self) -> int:
+        return hash(("DataLater", self.taken))
+
+
+#: The most choices written-down arguments may say they took (a check's examples take dozens).
+MAX_TAKEN = 1 << 20
 
 
 def _array_ok(value: np.ndarray) -> bool:
@@ -81,6 +104,10 @@ def _write(value, arrays: list, depth: int, seen: set[int]):
         if id(value) in seen and type(value) is not tuple:
             raise _Unwritable  # one object in two places: read back, they would be two
         seen.add(id(value))
+    if type(value) is DataLater:
+        if depth != 0:  # a property's own argument, never inside another value
+            raise _Unwritable
+        return {"h": value.taken}
     if type(value) is np.ndarray:
         if not _array_ok(value):
             raise _Unwritable
@@ -182,6 +209,8 @@ class _Reader:
             if len(raw) != dtype.itemsize:
                 raise ValueError("a written number of the wrong size")
             return np.frombuffer(raw, dtype=dtype)[0].copy()
+        if tag == "h" and depth == 0 and type(body) is int and 0 <= body <= MAX_TAKEN:
+            return DataLater(body)
         if tag == "i" and type(body) is str and len(body) <= 64:
             return int(body)
         if tag == "f" and type(body) is str and _HEX16.fullmatch(body):
