@@ -12,6 +12,13 @@ import sys
 _here = os.getcwd()
 sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", _here)]
 
+# numpy's linear algebra on one thread, as in the sandbox (where the student's code may start no
+# thread): the reference's numbers are then the same on every machine, whatever its number of
+# processors, and a check pays neither for starting a pool of threads nor for their spinning (a
+# sixth of its processor time). Set before numpy is first imported, which reads them once.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_variable] = "1"
+
 # Importing the grader (numpy, Hypothesis, pytest) allocates much and frees almost nothing: no
 # collection while it runs, and what it built is set aside for good (frozen), so that the
 # collections of the run itself do not walk it again and again (a tenth of a second of a grade).

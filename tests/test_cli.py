@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+
+import pytest
 
 from .support import ATTENTION, ON_TOY, TOY, TOY_BUGGY, python
 
@@ -114,3 +117,26 @@ def test_gallery_grades_the_bundled_submissions():
 def test_exercises_check_reports_up_to_date():
     done = python("exercises", "--check")
     assert done.returncode == 0, done.stderr
+
+
+#: Appended to the toy reference: at load, it notes the process's threads and BLAS setting.
+THREADS_PROBE = """
+import os as _os
+
+with open(_os.environ["GRADER_TEST_PROBE"], "w") as _probe:
+    _probe.write(f"{len(_os.listdir('/proc/self/task'))} {_os.environ.get('OPENBLAS_NUM_THREADS')}")
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="threads are counted in Linux's /proc")
+def test_the_grader_runs_numpy_on_one_thread(tmp_path):
+    """``python -m grader`` sets numpy's linear algebra to one thread before numpy is imported, as
+    in the sandbox: the same numbers on every machine, and no pool of threads spinning. A file
+    checked in the grader's own process sees a process of one thread."""
+    student = tmp_path / TOY.filename
+    student.write_text(TOY.solution.read_text() + THREADS_PROBE)
+    probe = tmp_path / "probe.txt"
+    env = {**os.environ, "GRADER_TEST_PROBE": str(probe), "OPENBLAS_NUM_THREADS": "2"}
+    done = python("check", str(student), *ON_TOY, env=env)
+    assert done.returncode == 0, done.stderr
+    assert probe.read_text() == "1 1"
