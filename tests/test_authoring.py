@@ -25,7 +25,7 @@ import grader.draw
 import grader.expect
 import grader.marks
 import grader.pictures
-from grader.engine.upkeep import fix_seed
+from grader.engine.upkeep import fix_seed, give_seed
 
 from .support import ROOT, grader_outside
 
@@ -175,6 +175,7 @@ def seed_of(source: str, folder: Path, name: str) -> int:
     spec.loader.exec_module(module)
     check = next(v for k, v in vars(module).items() if k.startswith("test_"))
     fix_seed(check, derandomize=True)
+    give_seed(check)
     return check._hypothesis_internal_use_seed
 
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.core import get_random_for_wrapped_test
 
 from grader.core.lesson import Course
-from grader.engine.upkeep import fix_seed, no_local_constants, numpy_generator_left_alone
+from grader.engine.upkeep import SEED, fix_seed, give_seed, no_local_constants, numpy_generator_left_alone
 
 from .support import ROOT
 
@@ -39,12 +39,34 @@ def test_a_fixed_seed_is_the_seed_derandomize_gives():
         try:
             own = get_random_for_wrapped_test(check.hypothesis.inner_test, check).getstate()
             fix_seed(check, derandomize=True)
+            give_seed(check)
             fixed = get_random_for_wrapped_test(check.hypothesis.inner_test, check).getstate()
         finally:
             fix_seed(check, derandomize=False)
             check._hypothesis_internal_use_settings = kept
         assert fixed == own, check.__name__
         assert check._hypothesis_internal_use_seed is None  # taken away again
+
+
+def test_a_seed_is_computed_only_when_the_engine_is_to_run():
+    """Marking a check costs nothing: its seed (a digest of its source) is computed the first time
+    the engine is to run it, once, and never for a check whose examples are all replayed."""
+
+    @given(st.integers())
+    def check(n):
+        pass
+
+    fix_seed(check, derandomize=True)
+    assert getattr(check, SEED, None) is None and check._hypothesis_internal_use_seed is None
+    give_seed(check)
+    seed = check._hypothesis_internal_use_seed
+    assert seed is not None and getattr(check, SEED) == seed
+    fix_seed(check, derandomize=False)
+    assert check._hypothesis_internal_use_seed is None
+    give_seed(check)  # not derandomized: no seed of the grader's
+    assert check._hypothesis_internal_use_seed is None
+    fix_seed(check, derandomize=True)  # computed already: given back at once
+    assert check._hypothesis_internal_use_seed == seed
 
 
 def _draws_of_numpy_generator() -> list[float]:

@@ -29,7 +29,7 @@ from . import replay
 from .draw import drew_large, lesson_sized_only
 from .marks import MARK, MarkError, grading_of
 from .submission import StudentView, Submission
-from .upkeep import SEED, fix_seed
+from .upkeep import OURS, fix_seed, give_seed
 
 __all__ = [
     "pytest_addoption",
@@ -289,6 +289,7 @@ def _lesson_sized(pyfuncitem, kind: type) -> BaseException | None:
     example fails so (the large one is then what the student is shown). Only the example shown
     changes: the check failed already, and fails either way."""
     fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    give_seed(pyfuncitem.obj)
     try:
         with lesson_sized_only():
             pyfuncitem.obj(**fixtures)
@@ -310,12 +311,18 @@ def pytest_pyfunc_call_replayed(pyfuncitem):
         return None
     chosen = settings_of(pyfuncitem.config)
     current = hypothesis_settings.default
-    seed = getattr(check, SEED, None)
-    if not chosen.replay or not current.derandomize or seed is None or not replay.supported():
+    if (
+        not chosen.replay
+        or not current.derandomize
+        or not getattr(check, OURS, False)
+        or not replay.supported()
+    ):
+        give_seed(check)
         return None
     fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
     view, lesson = fixtures.get("student"), lesson_of(pyfuncitem)
     if not isinstance(view, StudentView) or lesson is None:
+        give_seed(check)
         return None
     submission = submission_of(pyfuncitem.config, lesson, create=False)
     key = replay_key(pyfuncitem, lesson)
@@ -326,15 +333,16 @@ def pytest_pyfunc_call_replayed(pyfuncitem):
         view=view,
         keep=submission is not None and not submission.runs_here,
         settled=Settled,
+        engine=lambda: give_seed(check),
     )
     return True
 
 
 def replay_key(item, lesson: Lesson) -> tuple:
     """What the examples of the check ``item`` of ``lesson`` are kept under
-    (:mod:`grader.engine.replay`): its lesson, its node, its seed and the examples per property."""
-    seed = getattr(getattr(item, "obj", None), SEED, None)
-    return (str(lesson.checks), item.nodeid, seed, hypothesis_settings.default.max_examples)
+    (:mod:`grader.engine.replay`): its lesson, its node, how it is seeded and the examples per
+    property."""
+    return (str(lesson.checks), item.nodeid, replay.DERANDOMIZED, hypothesis_settings.default.max_examples)
 
 
 def use_settings(config, settings: Settings) -> None:

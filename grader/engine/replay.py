@@ -84,6 +84,11 @@ __all__ = [
     "written_down",
 ]
 
+#: In a property's key (its checks folder, its node, this, the examples per property), where the
+#: check's seed once stood: a check's seed is a digest of its source, which the key of every
+#: example kept beyond this process takes in already (the store's key, a shipped file's header),
+#: and replay serves only the checks seeded so (:func:`grader.engine.upkeep.fix_seed`).
+DERANDOMIZED = "derandomized"
 #: The examples of each property that passed under the engine in this process: key -> the
 #: choices of each example, in the order the engine ran them.
 _KEPT: dict[tuple, tuple[tuple, ...]] = {}
@@ -517,15 +522,18 @@ def _loop(check, examples, fixtures: dict, tape: Tape, made, key, down) -> tuple
     return tape, None
 
 
-def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -> None:
+def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type, engine=None) -> None:
     """Run the Hypothesis test ``check`` (what pytest calls) with ``fixtures``, its examples
     replayed where they are known under ``key``; returns as the check passes and raises as it
     fails, exactly as ``check(**fixtures)`` does. ``view`` is the student's view the check
     calls through; ``keep``: this run may keep the examples (the student's code does not run in
     this process). An exception of type ``settled`` ends the check at once, whatever the
-    example (it carries a failure no input causes)."""
+    example (it carries a failure no input causes). ``engine()``, if given, is called before
+    Hypothesis's engine runs the check (it gives the check its seed)."""
     examples = _KEPT.get(key)
     if examples is None and not keep:
+        if engine is not None:
+            engine()
         check(**fixtures)  # nothing to replay, nothing to keep: the engine, as without replay
         return
     seen, stopped = None, None
@@ -542,6 +550,8 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type) -
     )
     view.tape = tape
     COUNTS["engine"] += 1
+    if engine is not None:
+        engine()
     try:
         check(**fixtures)
     finally:

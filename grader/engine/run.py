@@ -31,7 +31,7 @@ from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
 from .store import open_store
 from .submission import StudentView, Submission
-from .upkeep import no_local_constants, numpy_generator_left_alone
+from .upkeep import give_seed, no_local_constants, numpy_generator_left_alone
 
 
 def _title(item) -> str:
@@ -652,9 +652,10 @@ class _Predraw:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items):
-        for item in items:  # after the plugin's own: every check has its seed
+        for item in items:  # after the plugin's own: every check is marked for its seed
             lesson = lesson_of(item)
             if lesson is not None:
+                give_seed(item.obj)  # once, for every child that runs the engine on it
                 self.drawn += replay.predraw(item.obj, replay_key(item, lesson))
 
 

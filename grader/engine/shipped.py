@@ -189,7 +189,7 @@ def _opened(data: bytes) -> tuple[dict, bytes]:
 
 def unpacked(data: bytes) -> tuple[dict, tuple, dict]:
     """The header, items and written arguments of a file's bytes (keys without the checks
-    folder: node, seed, examples); ValueError for anything not of their shape."""
+    folder: node, how it is seeded, examples); ValueError for anything not of their shape."""
     said, body = _opened(data)
     return (said, *_body(body))
 
@@ -204,7 +204,9 @@ def _body(body: bytes) -> tuple[tuple, dict]:
         if not (
             len(key) == 3
             and isinstance(key[0], str)
-            and all(isinstance(part, int) and not isinstance(part, bool) for part in key[1:])
+            and key[1] == replay.DERANDOMIZED
+            and isinstance(key[2], int)
+            and not isinstance(key[2], bool)
         ):
             raise ValueError("a property's key of an unknown shape")
     return items, down
@@ -226,7 +228,7 @@ class Examined:
     verdict: Verdict
     reason: str = ""  # why it was refused
     changed: tuple[str, ...] = ()  # the header's parts that differ, when it is stale
-    items: tuple = ()  # when current: (node, seed, examples) -> its examples
+    items: tuple = ()  # when current: (node, how it is seeded, examples) -> its examples
     down: dict = field(default_factory=dict)  # when current: their arguments written down
 
 

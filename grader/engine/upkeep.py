@@ -4,10 +4,11 @@ Measured on the grading process of a batch (py-spy, 60 submissions):
 
 * **Seeds from source.** With ``derandomize`` a check's seed is a digest of its
   source, which Hypothesis recomputes (reading and tokenizing the source) twice
-  per check per run: 5 % of the grading process's time. :func:`fix_seed` gives
-  each check that very seed once, kept on the check's function: the examples
-  are the same, example for example. It is a digest of the lesson's checks,
-  never of anything a submission sent.
+  per check per run: 5 % of the grading process's time. :func:`give_seed` gives
+  each check that very seed once, kept on the check's function, and only when
+  the engine is about to run it (a check whose examples are replayed needs
+  none): the examples are the same, example for example. It is a digest of the
+  lesson's checks, never of anything a submission sent.
 * **numpy's global generator.** Around every example Hypothesis saves numpy's
   global generator, seeds it and puts it back: a third of a millisecond per
   example, 9 % of the grading process's time. That makes code which draws from
@@ -76,29 +77,43 @@ def unsupported_hypothesis(installed: str | None = None) -> str | None:
 DECIDING_PACKAGES = ("hypothesis", "numpy", "pytest")
 
 
-#: Where the seed Hypothesis would derive for a check is kept, on the check's function.
+#: Where the seed Hypothesis would derive for a check is kept, on the check's function, once
+#: computed; and the mark of a check whose seed is the grader's to give (derandomized, no
+#: ``@seed`` of its author's).
 SEED = "_grader_seed"
+OURS = "_grader_seeds_it"
 
 
 def fix_seed(check, *, derandomize: bool) -> None:
-    """Give the Hypothesis check ``check`` (the function pytest calls) the seed ``derandomize``
-    would give it, computed once; without ``derandomize``, take that seed away again. A seed
-    the check's author gave it (``@seed``) is left as it is."""
+    """Mark the Hypothesis check ``check`` (the function pytest calls) as one whose seed is the one
+    ``derandomize`` would give it (:func:`give_seed` computes it the first time the engine is
+    to run it: a check whose examples are all replayed never needs it); without
+    ``derandomize``, take that seed away again. A seed the check's author gave it (``@seed``) is
+    left as it is."""
     hypothesis = getattr(check, "hypothesis", None)
     if hypothesis is None or not hasattr(check, "_hypothesis_internal_use_seed"):
         return
     ours, current = getattr(check, SEED, None), check._hypothesis_internal_use_seed
     if current is not None and current != ours:
         return  # the author's own seed
+    setattr(check, OURS, derandomize)
     if not derandomize:
         check._hypothesis_internal_use_seed = None
         return
-    if ours is None:
-        # what Hypothesis does with derandomize: Random(int_from_bytes(function_digest(test)))
-        ours = int.from_bytes(function_digest(hypothesis.inner_test), "big")
-        setattr(check, SEED, ours)
-    check._hypothesis_internal_use_seed = ours
+    if ours is not None:
+        check._hypothesis_internal_use_seed = ours
     check._hypothesis_internal_database_key = None  # no database when grading
+
+
+def give_seed(check) -> None:
+    """Before Hypothesis's engine runs ``check``: give it the seed :func:`fix_seed` marked it for,
+    computed once (Hypothesis, given none, would compute the very same one itself, twice per run)."""
+    if not getattr(check, OURS, False) or getattr(check, SEED, None) is not None:
+        return
+    # what Hypothesis does with derandomize: Random(int_from_bytes(function_digest(test)))
+    ours = int.from_bytes(function_digest(check.hypothesis.inner_test), "big")
+    setattr(check, SEED, ours)
+    check._hypothesis_internal_use_seed = ours
 
 
 @contextlib.contextmanager

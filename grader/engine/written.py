@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import math
 import os
 import re
 import struct
@@ -43,6 +44,8 @@ MAX_VALUES = 4096
 _DTYPE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
 #: A float's eight bytes in hexadecimal.
 _HEX16 = re.compile(r"[0-9a-f]{16}")
+#: The dtypes already read (their text -> the dtype), each checked once.
+_DTYPES: dict[str, np.dtype] = {}
 #: The longest axis of an array read back.
 MAX_AXIS = 1 << 20
 #: The bytes of arrays one example's arguments may hold to be written down: a larger example is
@@ -241,6 +244,9 @@ class _Reader:
 
     @staticmethod
     def _dtype(text) -> np.dtype:
+        known = _DTYPES.get(text) if type(text) is str else None
+        if known is not None:
+            return known
         if not (type(text) is str and _DTYPE.fullmatch(text)):
             raise ValueError("a written dtype of an unknown shape")
         try:
@@ -249,6 +255,8 @@ class _Reader:
             raise ValueError("a written dtype numpy does not know") from None
         if dtype.kind not in NUMERIC_KINDS or dtype.names is not None or dtype.subdtype is not None:
             raise ValueError("a written dtype that is not a number's")
+        if len(_DTYPES) < 64:  # the few a lesson writes, each looked up once
+            _DTYPES[text] = dtype
         return dtype
 
     @staticmethod
@@ -269,7 +277,7 @@ class _Reader:
         ):
             raise ValueError("a written shape of an unknown form")
         data = self._bytes(raw)
-        if len(data) != int(np.prod(shape, dtype=np.int64)) * dtype.itemsize:
+        if len(data) != math.prod(shape) * dtype.itemsize:
             raise ValueError("a written array whose bytes do not fill its shape")
         return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
 
