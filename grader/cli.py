@@ -10,29 +10,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import shlex
 import sys
 from pathlib import Path
 
 from . import __version__
-from .commands import (
-    batch,
-    catalog,
-    check,
-    examples,
-    exercises,
-    export,
-    gallery,
-    grade,
-    gradescope,
-    lint,
-    nbgrader_course,
-    new_lesson,
-    release,
-    remote,
-    stream,
-)
+from .commands import catalog, check, gallery, grade, lint, remote
 from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
@@ -52,6 +37,12 @@ from .core.settings import (
 from .engine.upkeep import unsupported_hypothesis
 from .formats import lms
 from .formats.text import lesson_errors
+
+
+def _command(name: str):
+    """The module of the command ``name`` (:mod:`grader.commands`), imported as it runs: a
+    ``check`` pays neither for the gradebook's database nor for the batch's machinery."""
+    return importlib.import_module(f"{__package__}.commands.{name}")
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -757,9 +748,9 @@ def _batch(args, lesson: Lesson, settings: Settings) -> int:
         junit=args.junit,
     )
     if args.cluster is None:
-        return batch.main(**grading)
+        return _command("batch").main(**grading)
     with _on_cluster(args.cluster) as place:
-        return batch.main(**grading, cluster=place)
+        return _command("batch").main(**grading, cluster=place)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -770,23 +761,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         if args.command == "export":  # from a gradebook alone: no course, nothing graded
-            return export.main(source=args.source, out=args.out, export=_export(args))
+            return _command("export").main(source=args.source, out=args.out, export=_export(args))
         if args.command == "report":
-            return export.report(source=args.source, out=args.out)
+            return _command("export").report(source=args.source, out=args.out)
         if args.command == "new-lesson":
-            return new_lesson.main(name=args.name, root=_new_course_root(args.course))
+            return _command("new_lesson").main(name=args.name, root=_new_course_root(args.course))
         course = find_course(args.course)
         if args.command == "exercises":
-            return exercises.main(lessons=_lessons(args, course), check=args.check)
+            return _command("exercises").main(lessons=_lessons(args, course), check=args.check)
         if args.command == "examples":
-            return examples.main(lessons=_lessons(args, course), check=args.check)
+            return _command("examples").main(lessons=_lessons(args, course), check=args.check)
         if args.command == "lint":
             return lint.main(lessons=_lessons(args, course), examples=args.max_examples)
         if args.command == "catalog":
             chosen = tuple((lesson, _settings(args, lesson)) for lesson in _lessons(args, course))
             return catalog.main(lessons=chosen, jobs=args.jobs, fmt=args.fmt)
         if args.command == "nbgrader-course":
-            return nbgrader_course.main(
+            return _command("nbgrader_course").main(
                 lessons=_lessons(args, course), out_dir=args.out_dir, assignment=args.assignment
             )
         if args.command == "nbgrader-collect" and args.lesson is None:
@@ -824,17 +815,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve":
             return _serve(args, lesson, settings)
         if args.command == "gradescope-bundle":
-            return gradescope.bundle(lesson=lesson, out=args.out)
+            return _command("gradescope").bundle(lesson=lesson, out=args.out)
         if args.command == "gradescope-run":
-            return gradescope.run(lesson=lesson, root=args.root)
+            return _command("gradescope").run(lesson=lesson, root=args.root)
         if args.command == "release":
-            return release.main(
+            return _command("release").main(
                 lesson=lesson, out_dir=args.out_dir, fail_under=args.fail_under, server=args.server
             )
         if args.command == "grade-stream":
-            return stream.main(lesson=lesson, settings=settings)
+            return _command("stream").main(lesson=lesson, settings=settings)
         if args.command == "nbgrader-collect":
-            return nbgrader_course.collect(
+            return _command("nbgrader_course").collect(
                 lesson=lesson,
                 course_dir=args.course_dir,
                 out_dir=args.out_dir,

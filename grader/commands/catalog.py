@@ -27,7 +27,6 @@ from ..core.lesson import Lesson
 from ..core.results import UNFINISHED_EXIT, Report
 from ..core.settings import Settings
 from ..formats.json_report import from_dict, to_dict
-from . import batch
 
 FORMATS = ("text", "json")
 
@@ -75,6 +74,8 @@ def _held(
         out.parent.mkdir()
         print(f"{lesson.name}: grading {len(found)} catalog entries", file=sys.stderr)
         with contextlib.redirect_stdout(sys.stderr):  # the batch's summary is progress here
+            from . import batch  # the batch's machinery, for this command alone
+
             code = batch.main(lesson=lesson, settings=settings, folder=klass, out=out, jobs=jobs)
         if code >= 128:  # interrupted (Ctrl-C, SIGTERM): what was graded is not the catalog
             raise KeyboardInterrupt

@@ -7,13 +7,11 @@ to answer becomes :class:`ServiceError`, a sentence for the student.
 
 from __future__ import annotations
 
-import http.client
+import functools
 import json
 import secrets
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 
 from ..core.inert import one_line, student_strings
@@ -34,16 +32,19 @@ SERVER_VARIABLE = "GRADER_SERVER"
 TOKEN_VARIABLE = "GRADER_TOKEN"
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Follows no redirect: urllib would send the token on to wherever it points, another host
-    included; the redirect is answered as an error instead (see :func:`_refusal`)."""
+@functools.lru_cache(maxsize=1)
+def _opener():
+    """How the client opens its requests: as urllib's own, but following no redirect (urllib
+    would send the token on to wherever it points, another host included; the redirect is
+    answered as an error instead, see :func:`_refusal`). Made on first use: urllib's requests,
+    HTTP and TLS are a tenth of the grader's own imports, and a practice ``check`` sends none."""
+    import urllib.request
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            return None
 
-
-#: How the client opens its requests: as urllib's own, but following no redirect.
-OPENER = urllib.request.build_opener(_NoRedirect())
+    return urllib.request.build_opener(NoRedirect())
 
 
 class ServiceError(Exception):
@@ -81,6 +82,11 @@ def in_clear(server: str) -> bool:
 
 def _request(remote: Remote, method: str, path: str, body: bytes | None = None, headers=None) -> dict:
     """The JSON the service answers to one request; ServiceError for any other outcome."""
+    import http.client
+    import urllib.error
+    import urllib.request
+
+    opener = _opener()
     request = urllib.request.Request(
         remote.base + path,
         data=body,
@@ -88,7 +94,7 @@ def _request(remote: Remote, method: str, path: str, body: bytes | None = None, 
         headers={"Authorization": f"Bearer {remote.token}", "Accept": "application/json", **(headers or {})},
     )
     try:
-        with OPENER.open(request, timeout=remote.timeout) as answer:
+        with opener.open(request, timeout=remote.timeout) as answer:
             return _json(_read(answer, remote.timeout))
     except urllib.error.HTTPError as err:
         try:
