@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import marshal
 import random
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from hypothesis import settings as hypothesis_settings
@@ -354,20 +354,38 @@ class NotKept(Exception):
     """A replayed example did not use the choices kept for it (never expected)."""
 
 
-@dataclass(frozen=True)
 class _Answer:
-    """One call of the student's code and what it came to: an outcome, or a time limit."""
+    """One call of the student's code and what it came to: an outcome, or a time limit. The
+    call's arguments are kept as a copy; their digest (:func:`~grader.core.exact.arguments_digest`)
+    is taken only if the engine's run asks the tape for this call (a replay that passes never
+    does)."""
 
-    name: str
-    audit: bool
-    digest: bytes | None  # of the call's arguments; None: they cannot be compared, never answered
-    outcome: object = None
-    stopped: StudentTimeout | None = None
+    __slots__ = ("_digest", "arguments", "audit", "name", "outcome", "stopped")
+
+    def __init__(
+        self, name: str, audit: bool, arguments: dict, outcome=None, stopped: StudentTimeout | None = None
+    ):
+        self.name, self.audit, self.arguments = name, audit, arguments
+        self.outcome, self.stopped = outcome, stopped
+        self._digest: bytes | None = None
+
+    @property
+    def digest(self) -> bytes | None:
+        """Of the call's arguments; None: they cannot be compared, and the call is never answered."""
+        if self.arguments is not None:
+            self._digest, self.arguments = arguments_digest(self.arguments), None
+        return self._digest
 
     def give(self):
         if self.stopped is not None:
             raise type(self.stopped)(self.stopped.message)
         return replace(self.outcome, value=copied(self.outcome.value))
+
+
+def _snapshot(arguments: dict) -> dict:
+    """A call's arguments as they are now, kept apart from what the check may change later (its
+    arrays copied, tuples and lists looked into): what their digest is taken of, if ever."""
+    return {name: copied(value) for name, value in arguments.items()}
 
 
 class Tape:
@@ -422,10 +440,10 @@ class Tape:
         if self.first_call_at is None:
             data = _data()
             self.first_call_at = 0 if data is None else len(data.choices)
-        digest = arguments_digest(arguments) if (self.keep or self._playing) else None
         if self._playing:
             answer = self._playing.pop()
-            if digest is not None and (answer.name, answer.audit, answer.digest) == (name, audit, digest):
+            digest = arguments_digest(arguments) if (answer.name, answer.audit) == (name, audit) else None
+            if digest is not None and answer.digest == digest:
                 self.answered += 1
                 return answer.give()
             self._playing = None  # the engine's call is not the replayed one
@@ -434,11 +452,13 @@ class Tape:
             outcome = send()
         except StudentTimeout as stop:
             if self.keep:
-                self.kept[-1].append(_Answer(name, audit, digest, stopped=stop))
+                self.kept[-1].append(_Answer(name, audit, _snapshot(arguments), stopped=stop))
             raise
         if self.keep:
             self.kept[-1].append(
-                _Answer(name, audit, digest, outcome=replace(outcome, value=copied(outcome.value)))
+                _Answer(
+                    name, audit, _snapshot(arguments), outcome=replace(outcome, value=copied(outcome.value))
+                )
             )
         return outcome
 

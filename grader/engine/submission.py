@@ -87,7 +87,7 @@ class StudentView:
         self._exercise = exercise
         self._replace = replace  # () -> the other graded functions the reference must stand in for
         self._reference = reference
-        self._signatures = {n: inspect.signature(f) for n, f in reference.items()}
+        self._signatures = {n: _Binder(inspect.signature(f)) for n, f in reference.items()}
         self._approved: dict[str, object] = {}  # name -> the signature already found right
         self.mutated: tuple[str, ...] = ()
         """Names of the arguments the last call changed in place."""
@@ -139,7 +139,7 @@ class StudentView:
         theirs = self._executor.signatures.get(name)
         if self._approved.get(name) is not theirs:
             self._approve(name, theirs)
-        arguments = dict(self._signatures[name].bind(*args, **kwargs).arguments)
+        arguments = self._signatures[name].bind(args, kwargs)
         if self.tape is not None:
             outcome = self.tape.call(name, arguments, audit, lambda: self._sent(name, arguments, audit))
         else:
@@ -172,6 +172,29 @@ class StudentView:
                 kind=Failure.SIGNATURE,
             )
         self._approved[name] = theirs
+
+
+class _Binder:
+    """A reference function's signature binding the arguments a check passes, as
+    ``signature.bind(...).arguments`` does (every name given, in the signature's order, no
+    default filled in), in a few dictionary steps where its parameters are all plain ones;
+    inspect's own binding, with its errors, otherwise (a tenth of a millisecond per call)."""
+
+    def __init__(self, signature: inspect.Signature):
+        self.signature = signature
+        params = signature.parameters.values()
+        self.plain = all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+        self.order = tuple(signature.parameters)
+        self.required = frozenset(p.name for p in params if p.default is p.empty)
+
+    def bind(self, args: tuple, kwargs: dict) -> dict:
+        if self.plain and len(args) <= len(self.order):
+            given = dict(zip(self.order, args, strict=False))  # args may be fewer
+            if not any(k in given or k not in self.signature.parameters for k in kwargs):
+                given.update(kwargs)
+                if self.required <= given.keys():
+                    return {name: given[name] for name in self.order if name in given}
+        return dict(self.signature.bind(*args, **kwargs).arguments)
 
 
 class Submission:
