@@ -383,6 +383,25 @@ def test_a_zygote_primed_on_the_reference_hands_its_children_only_the_examples(t
     assert prime(ATTENTION, without_replay(SANDBOXED), scratch=tmp_path) == 0 and not replay._KEPT
 
 
+@needs_sandbox
+def test_a_zygote_that_keeps_every_propertys_examples_grades_no_reference(tmp_path, monkeypatch):
+    """Where the zygote keeps the examples of every property already (from the store on disk, or
+    shipped with the lesson), it does not grade the reference again to learn them: it only draws
+    their arguments ahead."""
+    from grader.commands import stream
+
+    assert stream.prime(ATTENTION, SANDBOXED, scratch=tmp_path) >= 20
+    kept = dict(replay._KEPT)
+    replay._DRAWN.clear()
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the reference was graded again")
+
+    monkeypatch.setattr(stream, "run_forked", refused)
+    assert stream.prime(ATTENTION, SANDBOXED, scratch=tmp_path) == 0
+    assert replay._KEPT == kept and len(replay._DRAWN) >= 20
+
+
 def _drawn_arrays() -> list:
     """Every array among the arguments drawn ahead (grader.engine.replay.predraw)."""
     arrays = []

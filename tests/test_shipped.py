@@ -316,3 +316,26 @@ def test_the_files_are_no_part_of_what_decides_a_grade(fresh):
     public(fresh).write_bytes(b"changed")
     hidden(fresh).unlink()
     assert lesson_digest(lesson) == before
+
+
+#: Counts, in a process of its own, the toy lesson's properties a batch's zygote would not keep.
+UNKEPT = """
+import json, sys
+from pathlib import Path
+from grader.core.lesson import Course
+from grader.core.settings import resolve
+from grader.engine.run import unkept
+lesson = Course.at(Path(sys.argv[1])).lesson("toy")
+settings = resolve("batch", lesson_exercises=lesson.exercises, lesson_name="toy")
+print(json.dumps({"unkept": unkept(lesson, settings)}))
+"""
+
+
+@pytest.mark.skipif(best_level() == "none", reason="a batch's zygote keeps examples only where it sandboxes")
+def test_a_batchs_zygote_keeps_every_property_a_lesson_ships(fresh):
+    """A batch's zygote reads the examples the lesson ships: with both files current it keeps
+    every property's, so it grades no reference to learn them (grader.commands.stream.prime)."""
+    env = {**os.environ, STORE_VARIABLE: "off"}
+    assert script_report(UNKEPT, str(fresh), env=env)["unkept"] == 0
+    hidden(fresh).unlink()
+    assert script_report(UNKEPT, str(fresh), env=env)["unkept"] > 0

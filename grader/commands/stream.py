@@ -35,7 +35,7 @@ from ..core.lesson import Lesson
 from ..core.results import Report
 from ..core.settings import Settings
 from ..engine import replay
-from ..engine.run import keep_on_disk, predraw, prepare, prepare_sandbox, run_checks
+from ..engine.run import keep_on_disk, predraw, prepare, prepare_sandbox, run_checks, unkept
 from ..formats.json_report import from_dict, to_dict
 from ..sandbox.wardens import settle
 from .zygote import run_forked
@@ -122,9 +122,14 @@ def prime(lesson: Lesson, settings: Settings, *, scratch: Path) -> int:
     its properties drew (:func:`grader.engine.replay.handed`: choices, plain numbers), so that
     every later child replays them instead of running Hypothesis's engine. Only those choices
     come back: whatever else the reference's grading left (in the checks' modules, in pytest,
-    in Hypothesis) dies with its child, and no submission is seen before. Returns how many
-    properties were kept (0 with replay off, without a reference, or unsandboxed)."""
+    in Hypothesis) dies with its child, and no submission is seen before. Not where this process
+    keeps the examples of every property already (read from the store on disk, or shipped with
+    the lesson): they are only drawn ahead. Returns how many properties were kept by grading the
+    reference (0 with replay off, without a reference, unsandboxed, or with nothing to learn)."""
     if not settings.replay or lesson.reference is None:
+        return 0
+    if unkept(lesson, settings) == 0:  # the store's, or the lesson's own: nothing to learn
+        predraw(lesson, settings)
         return 0
     reference = lesson.reference
 

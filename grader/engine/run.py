@@ -640,11 +640,15 @@ def keep_on_disk(lesson: Lesson, settings: Settings) -> int:
 
 class _Predraw:
     """Collects the checks, with ``settings``, and draws ahead the arguments of every kept
-    example (:func:`grader.engine.replay.predraw`); runs none."""
+    example (:func:`grader.engine.replay.predraw`), those the lesson ships (:mod:`.shipped`)
+    read first; runs none. Counts the properties whose examples this process does not keep
+    (:attr:`unkept`)."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, *, draw: bool = True):
         self.settings = settings
+        self.draw = draw
         self.drawn = 0
+        self.unkept = 0
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config):
@@ -652,11 +656,35 @@ class _Predraw:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items):
+        for lesson in {lesson_of(item) for item in items} - {None}:
+            shipped.load(lesson, settle(self.settings, lesson.private))  # as a grading's would
         for item in items:  # after the plugin's own: every check is marked for its seed
             lesson = lesson_of(item)
-            if lesson is not None:
+            if lesson is None:
+                continue
+            key = replay_key(item, lesson)
+            if getattr(item.obj, "hypothesis", None) is not None and replay.kept(key) is None:
+                self.unkept += 1
+            if self.draw:
                 give_seed(item.obj)  # once, for every child that runs the engine on it
-                self.drawn += replay.predraw(item.obj, replay_key(item, lesson))
+                self.drawn += replay.predraw(item.obj, key)
+
+
+def unkept(lesson: Lesson, settings: Settings) -> int:
+    """How many of ``lesson``'s properties this process keeps no examples of, once it has read
+    those the lesson ships (:mod:`.shipped`; the store's are read by :func:`prepare`). A
+    zygote that keeps every one need not grade the reference to learn them."""
+    counter = _Predraw(settings, draw=False)
+    args = [*pytest_arguments(lesson, None), "--collect-only"]
+    with (
+        plugin_autoload_off(),
+        nothing_stored(),
+        numpy_generator_left_alone(True),
+        no_local_constants(),
+        contextlib.redirect_stdout(io.StringIO()),
+    ):
+        pytest.main(args, plugins=[counter])
+    return counter.unkept
 
 
 def predraw(lesson: Lesson, settings: Settings) -> int:
