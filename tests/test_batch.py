@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from grader.core.settings import STORE_VARIABLE
+
 from .support import (
     ATTENTION,
     ON_TOY,
@@ -237,8 +239,17 @@ def test_a_grading_child_killed_mid_grade_costs_its_student_a_row_and_nothing_mo
         shutil.copy(source, klass / student / "toy.py")
     out = tmp_path / "gradebook.csv"
     command = [*TOY_BATCH, str(klass), "--out", str(out), "--jobs", "1", "--call-timeout", "1"]
+    # no store on disk: the lane learns the examples by grading the reference in its first child
+    # (with every property's examples on disk it would grade none, and the first child would be
+    # a student's)
     proc = subprocess.Popen(
-        command, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, STORE_VARIABLE: "off"},
     )
     killed, primer = None, None
     while killed is None and proc.poll() is None:  # the lane's first child that grades a student
