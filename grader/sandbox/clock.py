@@ -159,12 +159,12 @@ class Stopwatch:
         return max(cpu, 0.0), busy
 
     def next_look(self) -> float:
-        """Seconds until the clocks are due to be read again (0: now). A call is looked at
-        :data:`TICK` after the last reading, or sooner when the processor time that reading
-        left it (less what :attr:`extra` has grown by since) could run out first, never sooner
-        than :data:`MIN_TICK`: so a call that answers quickly is read at its start and its
-        end only, however many frames it exchanges, and a long one is looked at as often as
-        before."""
+        """Seconds until the clocks are due to be read again (0: now): :data:`TICK` after the
+        last reading, or sooner if the processor time that reading left the call (less what
+        :attr:`extra` has grown by since) runs out first, but never less than :data:`MIN_TICK`
+        after it. So a call that answers quickly is read at its start and at its answer only,
+        however many frames it exchanges, and a long one is looked at as often as when every
+        wait began with a reading."""
         left = self.limit - (self.seen + self.extra)
         return max(self.read_at + min(max(left, MIN_TICK), TICK) - time.monotonic(), 0.0)
 
