@@ -16,6 +16,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -33,6 +34,7 @@ from grader.formats.text import to_text
 from grader.sandbox import clock, wardens
 from grader.sandbox.clock import CPU, IDLE, WALL, Stopwatch, Usage
 from grader.sandbox.inprocess import Alarm, time_limit, timed_out
+from grader.sandbox.session import Sandboxed
 from grader.sandbox.wardens import best_level
 
 from .support import ON_TOY, TOY, TOY_BUGGY, compose, python
@@ -144,6 +146,22 @@ def test_a_function_that_burns_the_processor_is_stopped(tmp_path, isolation):
     assert any("used more than 0.2 s of processor time" in t["feedback"] for t in center)
 
 
+def test_a_function_that_keeps_asking_the_reference_is_stopped(tmp_path):
+    """Each of its questions is answered at once, but the call never ends: its clocks are read
+    as its frames come, whenever they are due, not only while none comes (sandboxed: the
+    reference stands in for center_tokens, and answers from the trusted side)."""
+    override = tmp_path / "asking.py"
+    override.write_text(
+        "def layer_norm(x, gamma, beta, eps=1e-5):\n    while True:\n        center_tokens(x)\n"
+    )
+    file = compose(override, tmp_path / "asking", TOY)
+    code, report = _graded(file, "--isolation", "auto", "--only", "layer_norm", "--call-timeout", "0.2")
+    assert code == 0
+    checks = [t for t in report["tests"] if t["exercise"] == "layer_norm"]
+    assert checks and {t["status"] for t in checks} == {"timeout"}
+    assert any("used more than 0.2 s of processor time" in t["feedback"] for t in checks)
+
+
 @pytest.mark.parametrize("isolation", ["auto", "none"])
 def test_a_sleeping_function_is_stopped_and_it_is_its_own_doing(tmp_path, isolation):
     """A sleep is not the machine's fault: the call is a time-out (the student's), found by
@@ -232,6 +250,37 @@ def test_without_a_run_delay_a_sleep_is_never_blamed_on_the_student(monkeypatch)
     unreadable = c.watch()
     c.now = 21.0
     assert unreadable.verdict() == WALL
+
+
+def test_the_clocks_are_due_a_tick_after_a_reading_or_sooner_when_the_limit_is_near(monkeypatch):
+    c = _Clocks(monkeypatch)
+    watch = c.watch(limit=1.0, helper=c.helper)
+    assert watch.next_look() == clock.TICK and not watch.due()  # read at its start
+    c.now, c.cpu = 0.2, 0.15
+    assert not watch.due()  # not read since: a frame that comes now is taken as it is
+    c.now = clock.TICK
+    assert watch.due()
+    assert watch.verdict() == "" and watch.next_look() == clock.TICK  # read: a tick from now
+    c.cpu, c.helper_cpu = 0.8, 0.1  # 0.9 s used: 0.1 s left
+    watch.verdict()
+    assert abs(watch.next_look() - 0.1) < 1e-9
+    watch.extra = 0.095  # the reference's work for it, counted here at once
+    assert abs(watch.next_look() - clock.MIN_TICK) < 1e-9
+
+
+def test_a_question_for_the_reference_is_held_to_the_limit_once_the_clocks_are_due(monkeypatch):
+    """A call's questions come and go without a reading of its clocks until a tick has passed:
+    then the next question is one the call had no time left for."""
+    c = _Clocks(monkeypatch)
+    box = Sandboxed.__new__(Sandboxed)
+    box.channel = SimpleNamespace(receive=lambda: {"type": "callback", "name": "f"})
+    box.watch = c.watch(limit=1.0)
+    box._timeout = lambda name, verdict: StudentTimeout(verdict)  # no worker to end here
+    c.cpu = 5.0
+    assert box._receive(10.0, name="f")["type"] == "callback"
+    c.now = clock.TICK
+    with pytest.raises(StudentTimeout, match=CPU):
+        box._receive(10.0, name="f")
 
 
 # -- an unfinished grade is no grade

@@ -7,6 +7,8 @@ import os
 import select
 import signal
 import struct
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -182,3 +184,135 @@ def test_where_no_write_can_be_frozen_the_relay_still_answers_and_sees_a_lasting
 
     heard = _answers(worker, 20)
     assert [a["mutated"] for a in heard] == [("scores",)] * 20
+
+
+# ----------------------------------------------------------------------------- a question's wait
+
+
+class _Relayed:
+    """A relay between this process (the trusted side, stepping the keeper's relay by hand) and
+    ``worker(channel, arena)`` run in a forked child."""
+
+    def __init__(self, worker):
+        self.arena = mmap.mmap(-1, 1 << 16)
+        (t_in_r, self.t_in_w), (self.t_out_r, t_out_w), (w_in_r, w_in_w), (w_out_r, w_out_w) = [
+            os.pipe() for _ in range(4)
+        ]
+        self.blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # as in a keeper
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, self.blocked)
+                for fd in (t_in_r, self.t_in_w, self.t_out_r, t_out_w, w_in_w, w_out_r):
+                    os.close(fd)
+                worker(Channel(w_in_r, w_out_w), self.arena)
+            finally:
+                os._exit(0)
+        for fd in (w_in_r, w_out_w):
+            os.close(fd)
+        watch(w_out_r, self.pid)
+        self.relay = Relay(t_in_r, t_out_w, w_in_w, w_out_r, self.pid, self.arena)
+        self.trusted = Channel(self.t_out_r, self.t_in_w)
+
+    def call(self, scores: np.ndarray) -> None:
+        places, scalars, image = laid_out({"scores": scores})
+        call = {"type": "call", "exercise": "f", "name": "f", "scalars": scalars, "places": places}
+        self.send({**call, "memory": image})
+
+    def send(self, message: dict) -> None:
+        """Send a frame down and have the relay pass it on."""
+        self.trusted.send(message)
+        while select.select([self.relay.trusted_in], [], [], 0)[0]:
+            self.relay.ready(self.relay.trusted_in)
+
+    def heard(self) -> dict:
+        """The next frame the relay sends up."""
+        while not select.select([self.t_out_r], [], [], 0)[0]:
+            assert select.select([self.relay.worker_out], [], [], 5)[0], "the worker says nothing"
+            self.relay.ready(self.relay.worker_out)
+        return self.trusted.receive()
+
+    def state(self) -> str:
+        """The worker's state as /proc says it: "T" while it is stopped."""
+        with open(f"/proc/{self.pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+
+    def close(self) -> None:
+        self.relay.close()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass  # the test waited for it
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.blocked)
+        for fd in (self.t_in_w, self.t_out_r):
+            os.close(fd)
+
+
+def _asking(channel, arena):
+    """A worker that asks the reference once per call, changes its argument after the answer
+    came, then answers with what it heard."""
+    while True:
+        view = _scores(channel.receive(), arena)
+        channel.send({"type": "callback", "name": "g", "args": (), "kwargs": {}})
+        answer = channel.receive()
+        view[...] = -1.0
+        channel.send({"type": "outcome", "ok": True, "value": answer["value"]})
+
+
+freezing = pytest.mark.skipif(not relay.FREEZES, reason="no F_SETSIG here")
+
+
+@freezing
+def test_a_worker_that_asked_the_reference_waits_frozen_until_the_answer_is_written():
+    """Its question read, the worker is not let go on only to wait for the answer: it stays
+    frozen until the answer is in its pipe, then finds it there; what it does after is watched
+    as ever."""
+    pipes = _Relayed(_asking)
+    try:
+        for _ in range(3):
+            pipes.call(np.arange(16.0))
+            assert pipes.heard()["type"] == "callback"
+            time.sleep(0.05)  # time enough for a worker let go on to reach its read
+            assert pipes.state() == "T" and pipes.relay.held
+            pipes.send({"type": "return", "value": np.arange(4.0)})
+            assert not pipes.relay.held
+            outcome = pipes.heard()
+            assert outcome["value"].tolist() == [0.0, 1.0, 2.0, 3.0] and outcome["mutated"] == ("scores",)
+            time.sleep(0.05)
+            assert pipes.state() != "T"  # after an answer it goes on at once, to wait for the next call
+    finally:
+        pipes.close()
+
+
+@freezing
+def test_a_held_worker_gets_an_answer_larger_than_its_pipe_and_hears_the_end():
+    """An answer more than the worker's pipe holds still goes down whole (the worker is let go
+    on to make room: the keeper never waits on a worker it holds), and a worker held when the
+    trusted side is done hears the end and ends."""
+    pipes = _Relayed(_asking)
+    try:
+        pipes.call(np.arange(16.0))
+        assert pipes.heard()["type"] == "callback" and pipes.relay.held
+        big = np.arange(1 << 19, dtype=np.float64)  # 4 MiB
+        heard = []
+
+        def trusted():  # the trusted side's own pipes are smaller still: it runs beside the relay
+            pipes.trusted.send({"type": "return", "value": big})
+            heard.append(pipes.trusted.receive())
+
+        side = threading.Thread(target=trusted, daemon=True)
+        side.start()
+        deadline = time.monotonic() + 30
+        while side.is_alive() and time.monotonic() < deadline:
+            for fd in select.select(pipes.relay.readable(), [], [], 0.1)[0]:
+                pipes.relay.ready(fd)
+        side.join(1)
+        assert np.array_equal(heard[0]["value"], big)
+        pipes.call(np.arange(16.0))
+        assert pipes.heard()["type"] == "callback" and pipes.relay.held
+        pipes.relay.close()  # the trusted side is done
+        _, status = os.waitpid(pipes.pid, 0)
+        assert os.WIFEXITED(status)  # it read the end of its requests and returned
+    finally:
+        pipes.close()

@@ -39,6 +39,9 @@ from dataclasses import dataclass
 WALL_FACTOR = 10.0
 #: The verdicts of :meth:`Stopwatch.verdict`.
 CPU, IDLE, WALL = "cpu", "idle", "wall"
+#: Seconds a call's clocks go unread while it is waited for, at most, and at least
+#: (:meth:`Stopwatch.next_look`).
+TICK, MIN_TICK = 0.25, 0.01
 
 
 @dataclass(frozen=True)
@@ -125,10 +128,14 @@ class Stopwatch:
         self.waited = 0.0  # wall seconds spent waiting for the student's side
         self.extra = 0.0  # processor seconds the trusted side spent at the call's request
         self.last: Usage | None = self.first
+        self.helper_last: Usage | None = self.helper_first
+        # when the clocks were last read, and the processor seconds they said then (less extra)
+        self.read_at, self.seen = self.begun, 0.0
 
     def _read(self) -> tuple[float, float | None] | None:
         """(processor seconds used for the call, seconds its tasks ran or waited for a
         processor: None where that cannot be known), or None where nothing can be read."""
+        self.read_at = time.monotonic()
         now = self.measure()
         if now is None or self.first is None:
             return None
@@ -140,18 +147,41 @@ class Stopwatch:
         if self.helper is not None:
             helper_now = self.helper() if self.helper_first is not None else None
             if helper_now is None:
+                self.seen = cpu - self.extra
                 return cpu, None  # the helper cannot be read: no idle time is the student's
+            self.helper_last = helper_now
             cpu += helper_now.cpu - self.helper_first.cpu
             if busy is not None and helper_now.delay is not None and self.helper_first.delay is not None:
                 busy += helper_now.cpu - self.helper_first.cpu + helper_now.delay - self.helper_first.delay
             else:
                 busy = None
+        self.seen = cpu - self.extra
         return max(cpu, 0.0), busy
 
-    def others(self) -> float:
+    def next_look(self) -> float:
+        """Seconds until the clocks are due to be read again (0: now): :data:`TICK` after the
+        last reading, or sooner if the processor time that reading left the call (less what
+        :attr:`extra` has grown by since) runs out first, but never less than :data:`MIN_TICK`
+        after it. So a call that answers quickly is read at its start and at its answer only,
+        however many frames it exchanges, and a long one is looked at as often as when every
+        wait began with a reading."""
+        left = self.limit - (self.seen + self.extra)
+        return max(self.read_at + min(max(left, MIN_TICK), TICK) - time.monotonic(), 0.0)
+
+    def due(self) -> bool:
+        """Whether the clocks are due to be read again (:meth:`next_look`)."""
+        return self.next_look() == 0.0
+
+    def others(self, *, reread: bool = True) -> float:
         """Processor seconds done for the call by others than the student's task: the helper's
-        and :attr:`extra`."""
-        helper_now = self.helper() if self.helper is not None and self.helper_first is not None else None
+        and :attr:`extra`; the helper as last read (without ``reread``: the clocks were just
+        read, at the call's answer)."""
+        if not reread:
+            helper_now = self.helper_last if self.helper_first is not None else None
+        elif self.helper is not None and self.helper_first is not None:
+            helper_now = self.helper()
+        else:
+            helper_now = None
         done = helper_now.cpu - self.helper_first.cpu if helper_now is not None else 0.0
         return self.extra + max(done, 0.0)
 

@@ -129,6 +129,7 @@ class Sandboxed(Deadlined):
         self.keeper_clock: KeptUsage | None = None
         self.cpu_spent = 0.0  # processor seconds of the workers of this submission that are gone
         self.worker_seen = 0.0  # processor seconds of the current worker, as last read
+        self.worker_last: Usage | None = None  # its last reading (None: none, or unreadable)
         self.relayed = 0.0  # processor seconds others (keeper, reference) spent for the calls
         self.unfinished = ""  # why the file's loading was stopped by a wall-clock guard
         self._signatures: dict = {}
@@ -327,12 +328,13 @@ class Sandboxed(Deadlined):
         for clock in (self.worker_clock, self.keeper_clock):
             if clock is not None:
                 clock.close()
-        self.worker_pid = self.worker_clock = self.keeper_clock = None
+        self.worker_pid = self.worker_clock = self.keeper_clock = self.worker_last = None
 
     def _worker_usage(self) -> Usage | None:
         """The worker's processor time and run delay so far (None: not known here: gone, even
         if its number now names another process)."""
         usage = self.worker_clock.read() if self.worker_clock is not None else None
+        self.worker_last = usage
         if usage is None:
             return None
         self.worker_seen = max(self.worker_seen, usage.cpu)
@@ -354,8 +356,9 @@ class Sandboxed(Deadlined):
 
     def _watched(self, ready) -> None:
         """Wait until ``ready(seconds)`` says the worker's pipe is ready, looking at its clocks
-        every little while; raise Stopped once a limit is reached (and the pipe still not ready:
-        a late look never stops a call that has answered)."""
+        whenever they are due (:meth:`.clock.Stopwatch.next_look`: a wait that ends sooner reads
+        none); raise Stopped once a limit is reached (and the pipe still not ready: a late look
+        never stops a call that has answered)."""
         watch = self.watch
         if watch is None:  # no call is watched: a plain wall-clock deadline (the grader's own steps)
             left = self.deadline - time.monotonic()
@@ -363,14 +366,11 @@ class Sandboxed(Deadlined):
                 raise Deadline()
             return
         while True:
-            cpu = watch.cpu()
-            left = watch.limit - cpu if cpu is not None else watch.limit
-            tick = min(max(left, 0.01), 0.25)
             began = time.monotonic()
-            if ready(tick):
-                watch.waited += time.monotonic() - began
-                return
+            answered = ready(watch.next_look())
             watch.waited += time.monotonic() - began
+            if answered:
+                return
             verdict = watch.verdict(waited=watch.waited)
             if verdict and not ready(0):
                 raise Stopped(verdict)
@@ -424,8 +424,11 @@ class Sandboxed(Deadlined):
             if name in self.stuck:
                 self._raise_stuck(name)
             raise StudentError(why, kind=Failure.CRASHED)
-        if self.watch is not None and (self.watch.cpu() or 0.0) > self.watch.limit:
-            raise self._timeout(name, CPU)  # an answer that took too much processor time counts as none
+        # an answer that took too much processor time counts as none; a question for the
+        # reference, when the clocks are due (the wait for the next frame looks at them too)
+        if self.watch is not None and (message["type"] != "callback" or self.watch.due()):
+            if (self.watch.cpu() or 0.0) > self.watch.limit:
+                raise self._timeout(name, CPU)
         return message
 
     def _death(self, name: str) -> str:
@@ -468,8 +471,9 @@ class Sandboxed(Deadlined):
             raise Unfinished(self.unfinished)
 
     def call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
-        self._may_call(name)
-        if not self.alive:
+        self._may_call(name)  # it read the worker's clock: the call's start, unless a worker is spawned
+        respawned = not self.alive
+        if respawned:
             loaded_before = bool(self._signatures)
             self._spawn()  # replace a worker that was ended or died
             self._loaded()
@@ -483,7 +487,9 @@ class Sandboxed(Deadlined):
                 raise StudentError(self._problem, kind=Failure.LOAD)
         limit = self.limits.call_timeout
         deadline = time.monotonic() + WALL_FACTOR * limit  # for the grader's own steps; see _watched
-        self.watch = Stopwatch(limit, self._worker_usage, self._keeper_usage)
+        first = None if respawned else self.worker_last
+        self.watch = Stopwatch(limit, self._worker_usage, self._keeper_usage, first=first)
+        answered = False  # the clocks were read at the answer, which ends the call
         try:
             places, scalars, image = worker.laid_out(arguments)  # the keeper puts it in shared memory
             request = {
@@ -500,12 +506,13 @@ class Sandboxed(Deadlined):
             self._send(request, deadline, name=name)
             while True:
                 reply = self._receive(deadline, name=name)
-                if reply.get("type") == "callback":
+                if reply["type"] == "callback":
                     began = time.thread_time()
                     answer = self._help(exercise, reply, replace or ())
                     self.watch.extra += time.thread_time() - began  # the call's work, done here
                     self._send(answer, deadline, name=name)
                     continue
+                answered = True  # _receive read the clocks at it
                 if reply.get("type") != "outcome":
                     self._end_worker()
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
@@ -517,7 +524,7 @@ class Sandboxed(Deadlined):
             self.stuck[name] = type(stop)(stop.message + _NOT_AGAIN)
             raise
         finally:
-            self.relayed += self.watch.others()
+            self.relayed += self.watch.others(reread=not answered)
             self.watch = None
 
     def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:

@@ -9,7 +9,9 @@ forked, and every frame passes through a :class:`Relay`:
 * the keeper holds the read end of the worker's answers with ``O_ASYNC`` and
   ``F_SETSIG`` = SIGSTOP, with the worker as its owner: the kernel freezes the
   worker (one thread, see below) at every write. While it is frozen the keeper reads
-  what it wrote and compares the arguments with its copy, then lets it go on;
+  what it wrote and compares the arguments with its copy, then lets it go on: at once,
+  or, when what it wrote was a question for the reference, once the answer has been
+  written to it (it could only wait for it);
 * an argument counts as changed if it differed from the keeper's copy at any
   freeze from the moment the call was placed until its answer was complete; the
   answer carries that verdict (``mutated``), set by the keeper over whatever the
@@ -167,10 +169,12 @@ class Relay:
         self.trusted_in, self.trusted_out = trusted_in, trusted_out
         self.worker_in, self.worker_out, self.pid, self.arena = worker_in, worker_out, pid, arena
         os.set_blocking(trusted_in, False)
+        os.set_blocking(worker_in, False)  # see _down
         self.requests, self.answers = Frames(), Frames()
         self.watched: dict = {}  # argument name -> (where it is in the arena, its bytes as placed)
         self.changed: set[str] = set()  # the call's arguments seen changed at some freeze so far
         self.turn: str | None = None  # what the worker may say now: "load", "call" or nothing
+        self.held = False  # the worker is kept frozen until the answer to its question goes down
         self.ended: int | None = None
         self.open_in, self.open_out = True, True  # the trusted side's requests, the worker's answers
 
@@ -204,7 +208,7 @@ class Relay:
                     continue
                 if kind == "load":
                     self.turn = "load"
-                _write(self.worker_in, frame.raw)
+                self._down(frame.raw)
         except WireError:  # not from the grader: nothing more goes down
             closed = True
         if closed:  # the trusted side is done: so is the worker
@@ -215,6 +219,29 @@ class Relay:
             self.open_in = False
             os.close(self.trusted_in)
             os.close(self.worker_in)
+            self._release()  # it hears the end
+
+    def _down(self, data: bytes) -> None:
+        """Write ``data`` to the worker, then let it go on if it was held (see :meth:`_relay_up`):
+        it finds what it waits for without sleeping on it. Should the pipe have no room for all
+        of it, the worker is let go on first, to make room."""
+        view = memoryview(data)
+        try:
+            while view:
+                try:
+                    view = view[os.write(self.worker_in, view) :]
+                except BlockingIOError:
+                    self._release()
+                    select.select([], [self.worker_in], [])
+        except OSError:
+            pass  # a reader that is gone: its end says why
+        self._release()
+
+    def _release(self) -> None:
+        """Let a worker held frozen since its question go on."""
+        if self.held:
+            self.held = False
+            _continue(self.pid)
 
     def _call(self, frame: Frame) -> None:
         """Send a call down with its arrays' memory (the frame's one payload, laid out by the
@@ -238,7 +265,7 @@ class Relay:
         down = {k: v for k, v in header.items() if k != "memory"}
         down["payloads"] = []
         head = json.dumps(down, allow_nan=True).encode()
-        _write(self.worker_in, struct.pack(">I", len(head)) + head)
+        self._down(struct.pack(">I", len(head)) + head)
 
     # -- up: the worker's answers
 
@@ -257,13 +284,29 @@ class Relay:
             for key, (offset, before) in self.watched.items()
             if self.arena[offset : offset + len(before)] != before
         )
-        if frozen:
-            os.kill(self.pid, signal.SIGCONT)
+        try:
+            asked = self._relay_up(data)
+        finally:  # the worker goes on once what it wrote is on its way up (unless it was refused)
+            if frozen and self.open_out:
+                if asked and self.open_in and not self.answers.buffer:
+                    self.held = True
+                else:
+                    _continue(self.pid)
+        if closed:
+            self._close_up()
+
+    def _relay_up(self, data: bytes) -> bool:
+        """Send up the frames ``data`` completes, each in turn (or refuse the worker): whether
+        the last was a question for the reference, which the worker can only wait for the
+        answer to. Then it waits frozen, as it was when the question was read: it would
+        otherwise run only to go back to waiting, at the price of a wake-up each way, and
+        nothing it could write before the answer is in turn any sooner."""
         try:
             frames = self.answers.feed(data)
         except WireError as err:
             self._refuse(str(err))
-            return
+            return False
+        asked = False
         for frame in frames:
             kind = frame.header.get("type")
             kind = kind if isinstance(kind, str) else ""
@@ -276,9 +319,9 @@ class Relay:
                 self.turn = _IN_TURN[self.turn, kind]
             else:
                 self._refuse("it wrote to the grader out of turn")
-                return
-        if closed:
-            self._close_up()
+                return False
+            asked = kind == "callback"
+        return asked
 
     def _frozen(self) -> bool:
         """Wait until the write that woke the keeper has frozen the worker: True once it is
@@ -319,6 +362,13 @@ class Relay:
         self.watched = {}
 
 
+def _continue(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        pass  # gone: its end is heard on its pipe
+
+
 def _nbytes(dtype: str, shape) -> int:
     count = np.dtype(dtype).itemsize
     for n in shape:
@@ -326,17 +376,29 @@ def _nbytes(dtype: str, shape) -> int:
     return count
 
 
+#: Bytes the keeper asks for in one read of a pipe.
+CHUNK = 1 << 16
+
+
 def _drain(fd: int) -> tuple[bytes, bool]:
-    """Everything that can be read from ``fd`` (non-blocking) now, and whether its writer is gone."""
+    """Everything that can be read from ``fd`` (a non-blocking pipe) now, and whether its writer
+    is gone.
+
+    A read of a pipe that gives less than was asked for has emptied it: no second read is made
+    to hear so (EAGAIN). A writer that closes right after is heard at the next wake-up, since a
+    pipe whose writers are gone is readable. (The worker's pipe cannot fill again meanwhile: it
+    is read while the worker is frozen.)"""
     chunks = []
     while True:
         try:
-            chunk = os.read(fd, 1 << 16)
+            chunk = os.read(fd, CHUNK)
         except BlockingIOError:
             return b"".join(chunks), False
         if not chunk:
             return b"".join(chunks), True
         chunks.append(chunk)
+        if len(chunk) < CHUNK:
+            return b"".join(chunks), False
 
 
 def _write(fd: int, data: bytes) -> None:
