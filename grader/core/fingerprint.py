@@ -165,19 +165,25 @@ def _parsed_imports(text: bytes) -> tuple:
         return ()
 
 
-def _imported(root: Path, path: Path, text: bytes, probed: dict | None = None) -> list[Path]:
+def _imported(
+    root: Path, path: Path, text: bytes, probed: dict | None = None, seen: dict | None = None
+) -> list[Path]:
     """The course files (under ``root``) that the Python file ``path`` imports. ``probed``, if
     given, gets every course path looked at, found or not (a new file there could change what
-    the import finds)."""
+    the import finds); ``seen``, if given, holds whether each path looked at is a file, for the
+    other files of one walk (the same imports recur in every file of a lesson)."""
     statements = _import_statements(text)
     bases = [str(root), str(_import_base(path))]
     inside = os.path.normpath(root) + os.sep
+    seen = {} if seen is None else seen
     found = []
     for node in statements:
         for file in _module_files(path, node, bases):
             where = os.path.normpath(file)
             if where.startswith(inside):
-                there = os.path.isfile(where)
+                there = seen.get(where)
+                if there is None:
+                    there = seen[where] = os.path.isfile(where)
                 if probed is not None:
                     probed.setdefault(where, there)
                 if there:
@@ -230,7 +236,7 @@ def files_from(
                 probed.setdefault(os.path.normpath(folder / name), there)
             if there:
                 start.append(folder / name)
-    todo, taken = list(start), {}
+    todo, taken, seen = list(start), {}, {}
     while todo:
         path = todo.pop()
         key = os.path.normpath(path)  # the path Python imports it by: a link is not its target
@@ -240,7 +246,7 @@ def files_from(
         if probed is not None:
             probed[key] = True
         if path.suffix == ".py":
-            todo += _imported(root, path, _content(path), probed)
+            todo += _imported(root, path, _content(path), probed, seen)
     return [taken[key] for key in sorted(taken)]
 
 

@@ -549,6 +549,10 @@ def run_checks(
         "no:unraisableexception",  # its clean-up runs gc five times: a tenth of a second
         "-p",
         "no:threadexception",
+        # what a grading run never asks for (a debugger, a paste service, a JUnit file of pytest's
+        # own, a run that stops at the first failure, fixture plans): not even imported
+        *("-p", "no:debugging", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:stepwise"),
+        *("-p", "no:setuponly", "-p", "no:setupplan"),
     ]
     captured = io.StringIO()
     alone = not opened.runs_here  # nothing in this process draws from numpy's global generator
