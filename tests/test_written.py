@@ -138,6 +138,20 @@ def test_a_propertys_data_argument_is_written_as_the_choices_the_others_took():
             read({"data": bad}, CHECKS)
 
 
+def test_the_same_array_in_two_places_reads_back_as_one_array():
+    """An example that holds one array in two places (a layer whose two weights are the same
+    identity matrix) is written once and read back as one array in both places, as drawn."""
+    eye = np.eye(3)
+    down = written({"case": (eye, 2), "w_q": eye, "w_k": eye, "other": np.eye(3)})
+    assert down is not None and down["w_q"] == {"r": 0} and down["w_k"] == {"r": 0} and exact(down, CHECKS)
+    back = read(json.loads(json.dumps(down)), CHECKS)
+    assert back["w_q"] is back["case"][0] and back["w_k"] is back["w_q"] and back["other"] is not back["w_q"]
+    assert same(back["other"], eye)
+    for bad in ({"r": 1}, {"r": -1}, {"r": True}, {"r": "0"}):  # nothing read yet to name, or no index
+        with pytest.raises(ValueError):
+            read({"x": {"a": ["<f8", [1], "AAAAAAAAAAA="]}, "y": bad}, CHECKS)
+
+
 def test_arrays_sharing_memory_and_read_only_ones_are_left_to_be_drawn():
     base = np.arange(8.0)
     assert written({"a": base[:4], "b": base[2:6]}) is None  # one a view of the other's numbers

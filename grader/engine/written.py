@@ -9,7 +9,8 @@ float by its 8 bytes), strings, None, tuples, lists, dictionaries with string ke
 instances of the lesson's own dataclasses (a class defined in a module of the lesson's checks,
 already imported, rebuilt from its fields), and, for a property's ``st.data()`` argument, how
 many of its example's choices the other arguments took (:class:`DataLater`: the check draws the
-rest as it runs). Anything else (a Hypothesis ``data`` object inside another value, an
+rest as it runs). The same array in two places is written once and read back as one array in
+both places. Anything else (a Hypothesis ``data`` object inside another value, an
 array that is a view of another argument's memory, a read-only or non-contiguous array, a
 dataclass with fields its constructor does not take or attributes beyond its fields) leaves the
 example to be drawn as before, and so does an example whose arrays hold more than
@@ -112,6 +113,9 @@ def _write(value, arrays: list, depth: int, seen: set[int]):
             raise _Unwritable
         return {"h": value.taken}
     if type(value) is np.ndarray:
+        for number, earlier in enumerate(arrays):
+            if earlier is value:  # the very array again: read back, the very array again
+                return {"r": number}
         if not _array_ok(value):
             raise _Unwritable
         arrays.append(value)
@@ -162,7 +166,7 @@ def written(arguments: dict):
         return None
     if sum(a.nbytes for a in arrays) > MAX_BYTES:
         return None
-    for i, a in enumerate(arrays):
+    for i, a in enumerate(arrays):  # each array once (the same one twice is written as one)
         for b in arrays[i + 1 :]:
             if np.may_share_memory(a, b):
                 return None  # one argument a view of another's memory: read back apart, they would not be
@@ -173,6 +177,7 @@ class _Reader:
     def __init__(self, checks: str):
         self.checks = os.path.join(os.path.normpath(os.path.abspath(checks)), "")
         self.values = 0
+        self.arrays: list[np.ndarray] = []  # in the order they were read, for "r" to name
 
     def _class(self, name) -> type:
         if not isinstance(name, str) or name.count(":") != 1:
@@ -206,7 +211,10 @@ class _Reader:
             raise ValueError("a written value of an unknown shape")
         ((tag, body),) = item.items()
         if tag == "a" and type(body) is list and len(body) == 3:
-            return self._array(*body)
+            self.arrays.append(self._array(*body))
+            return self.arrays[-1]
+        if tag == "r" and type(body) is int and 0 <= body < len(self.arrays):
+            return self.arrays[body]  # the same array as before, as it was drawn
         if tag == "g" and type(body) is list and len(body) == 2:
             dtype, raw = self._dtype(body[0]), self._bytes(body[1])
             if len(raw) != dtype.itemsize:
