@@ -70,16 +70,18 @@ def read_usage(task: str) -> Usage | None:
 
 
 class KeptUsage:
-    """The usage of one process, read through its /proc file kept open: one read per look
-    (where :func:`read_usage` opens two files). The open file names that very process: once it
-    is gone, reading fails (None), even if its number has been given to another process."""
+    """The usage of one process (``task``: its number) or task (a /proc path, as
+    ``/proc/self/task/123``), read through its /proc file kept open: one read per look (where
+    :func:`read_usage` opens two files). The open file names that very task: once it is gone,
+    reading fails (None), even if its number has been given to another."""
 
-    def __init__(self, pid: int):
+    def __init__(self, task: int | str):
         self.fd: int | None = None
         self.ticks = False  # the file is ``stat`` (clock ticks), not ``schedstat``
+        where = task if isinstance(task, str) else f"/proc/{task}"
         for name in ("schedstat", "stat"):
             try:
-                self.fd = os.open(f"/proc/{pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
+                self.fd = os.open(f"{where}/{name}", os.O_RDONLY | os.O_CLOEXEC)
             except OSError:
                 continue
             self.ticks = name == "stat"

@@ -8,7 +8,6 @@ taken in: nothing runs, and every check says why.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import threading
@@ -22,7 +21,7 @@ from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
-from .clock import CPU, IDLE, WALL, Stopwatch, Usage, read_usage, stopped_message
+from .clock import CPU, IDLE, WALL, KeptUsage, Stopwatch, Usage, read_usage, stopped_message
 from .inside.worker import LoadProblem, Program
 
 try:
@@ -62,34 +61,30 @@ def thread_usage(native_id: int | None = None):
 
 
 class _ThreadClock:
-    """A thread's Usage, read through its scheduler statistics kept open: a call of the
-    student's is timed from two readings, and opening the file for each (as
+    """A thread's Usage, read through its /proc file kept open (:class:`~.clock.KeptUsage`): a
+    call of the student's is timed from two readings, and opening the files for each (as
     :func:`grader.sandbox.clock.read_usage` does) was a tenth of a ``check``. Where the kept file
-    cannot be read (the thread ended, its number taken by another), it is opened again."""
+    cannot be read (the thread ended, and this thread, which asks, was given its number), it is
+    opened again."""
 
     def __init__(self, task: str):
         self.task = task
-        self.fd: int | None = None
+        self.kept: KeptUsage | None = None
 
     def __call__(self) -> Usage | None:
         for _ in range(2):
-            if self.fd is None:
-                try:
-                    self.fd = os.open(f"{self.task}/schedstat", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-                except OSError:
-                    return read_usage(self.task)  # no statistics: clock ticks, or nothing
-            try:
-                ran, waited = os.pread(self.fd, 256, 0).split()[:2]
-                return Usage(int(ran) / 1e9, int(waited) / 1e9)
-            except (OSError, ValueError):
-                self.close()
+            if self.kept is None:
+                self.kept = KeptUsage(self.task)
+            usage = self.kept.read()
+            if usage is not None:
+                return usage
+            self.close()
         return read_usage(self.task)
 
     def close(self) -> None:
-        if self.fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.fd)
-            self.fd = None
+        if self.kept is not None:
+            self.kept.close()
+            self.kept = None
 
 
 #: The kept clocks of the threads that ran a timed block, by (process, thread); a few at most.
