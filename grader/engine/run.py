@@ -679,16 +679,21 @@ def unkept(lesson: Lesson, settings: Settings) -> int:
     those the lesson ships (:mod:`.shipped`; the store's are read by :func:`prepare`). A
     zygote that keeps every one need not grade the reference to learn them."""
     counter = _Predraw(settings, draw=False)
+    _collect_only(lesson, counter)
+    return counter.unkept
+
+
+def _collect_only(lesson: Lesson, plugin: _Predraw) -> None:
+    """Collect ``lesson``'s checks with ``plugin``, as a sandboxed grading collects them; run none."""
     args = [*pytest_arguments(lesson, None), "--collect-only"]
     with (
         plugin_autoload_off(),
         nothing_stored(),
-        numpy_generator_left_alone(True),
+        numpy_generator_left_alone(True),  # as where the student's code runs in a sandbox
         no_local_constants(),
         contextlib.redirect_stdout(io.StringIO()),
     ):
-        pytest.main(args, plugins=[counter])
-    return counter.unkept
+        pytest.main(args, plugins=[plugin])
 
 
 def predraw(lesson: Lesson, settings: Settings) -> int:
@@ -700,15 +705,7 @@ def predraw(lesson: Lesson, settings: Settings) -> int:
     if not settings.replay or settle(settings, lesson.private).level is Isolation.NONE:
         return 0
     drawer = _Predraw(settings)
-    args = [*pytest_arguments(lesson, None), "--collect-only"]
-    with (
-        plugin_autoload_off(),
-        nothing_stored(),
-        numpy_generator_left_alone(True),  # as where the student's code runs in a sandbox
-        no_local_constants(),
-        contextlib.redirect_stdout(io.StringIO()),
-    ):
-        pytest.main(args, plugins=[drawer])
+    _collect_only(lesson, drawer)
     return drawer.drawn
 
 
