@@ -1,5 +1,5 @@
 """Arguments compared exactly (grader.core.exact), and the reference's answers kept by a
-sandbox (Sandboxed.answered): the same question asked again is answered as before, a slow answer
+sandbox (Sandboxed.answered, and its keeper): the same question asked again is answered as before, a slow answer
 is not kept, the number kept is bounded; and in a real run the reference runs less often, for
 the same report.
 """
@@ -158,3 +158,36 @@ def test_a_real_run_asks_the_reference_less_for_the_same_report(monkeypatch):
         reports.append(json.dumps(to_dict(report), sort_keys=True))
     assert reports[0] == reports[1]
     assert 0 < runs[1] < runs[0], runs
+
+
+@pytest.mark.skipif(best_level() is Isolation.NONE, reason="no sandbox on this machine")
+@pytest.mark.parametrize("remember", [True, False])
+def test_a_question_asked_again_in_a_sandbox_is_answered_by_its_keeper(remember):
+    """The typical mistakes' mha_forward asks the reference for the functions it calls; asked
+    the same call again, the sandbox's keeper answers every question of it from the answers
+    it kept, and none reaches this side (replay off: all of them do, as the first time)."""
+    from grader.core.intake import open_submission
+    from grader.engine.submission import reference_of
+
+    from .support import ATTENTION
+
+    intake = open_submission(ATTENTION.gallery / "typical-mistakes" / ATTENTION.filename, ATTENTION.filename)
+    asked = []
+    box = Sandboxed(
+        intake, helpers=reference_of(ATTENTION), level=best_level(), lesson=ATTENTION, remember=remember
+    )
+    helped = box._help
+    box._help = lambda *args: (asked.append(args[1]["name"]), helped(*args))[1]
+    rng = np.random.default_rng(0)
+    arguments = {"x": rng.standard_normal((2, 5, 8)), **{f"W_{w}": rng.standard_normal((8, 8)) for w in "qkvo"}}
+    replace = ("apply_causal_mask", "split_heads", "merge_heads")
+    try:
+        assert not box.problem, box.problem
+        first = box.call("mha_forward", "mha_forward", {**arguments, "n_heads": 2}, replace=replace)
+        questions = len(asked)
+        again = box.call("mha_forward", "mha_forward", {**arguments, "n_heads": 2}, replace=replace)
+    finally:
+        box.close()
+    assert first.ok and again.ok and np.array_equal(first.value, again.value)
+    assert questions >= 4 and set(asked) <= set(replace)
+    assert len(asked) == (questions if remember else 2 * questions), asked

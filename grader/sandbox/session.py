@@ -503,6 +503,7 @@ class Sandboxed(Deadlined):
             }
             if replace is not None:
                 request["replace"] = tuple(replace)
+                request["keep"] = self.answered is not None  # the keeper may keep them too
             self._send(request, deadline, name=name)
             while True:
                 reply = self._receive(deadline, name=name)
