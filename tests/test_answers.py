@@ -179,7 +179,10 @@ def test_a_question_asked_again_in_a_sandbox_is_answered_by_its_keeper(remember)
     helped = box._help
     box._help = lambda *args: (asked.append(args[1]["name"]), helped(*args))[1]
     rng = np.random.default_rng(0)
-    arguments = {"x": rng.standard_normal((2, 5, 8)), **{f"W_{w}": rng.standard_normal((8, 8)) for w in "qkvo"}}
+    arguments = {
+        "x": rng.standard_normal((2, 5, 8)),
+        **{f"W_{w}": rng.standard_normal((8, 8)) for w in "qkvo"},
+    }
     replace = ("apply_causal_mask", "split_heads", "merge_heads")
     try:
         assert not box.problem, box.problem

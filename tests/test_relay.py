@@ -342,7 +342,12 @@ def _questioner(channel, arena):
 
 
 def _asked(
-    pipes, ask, replace=("g",), together=False, answer=lambda n: {"type": "return", "value": 10 * n}, keep=True
+    pipes,
+    ask,
+    replace=("g",),
+    together=False,
+    answer=lambda n: {"type": "return", "value": 10 * n},
+    keep=True,
 ):
     """One call of ``_questioner``: (the questions that reached the trusted side, the values
     the worker was given)."""
@@ -400,7 +405,12 @@ def test_only_answers_that_depend_on_the_question_alone_are_kept():
     more than the question) is asked again."""
     pipes = _Relayed(_questioner)
     try:
-        for exc, kept in (("ValueError", True), ("TypeError", True), ("RuntimeError", False), ("MemoryError", False)):
+        for exc, kept in (
+            ("ValueError", True),
+            ("TypeError", True),
+            ("RuntimeError", False),
+            ("MemoryError", False),
+        ):
             refuse = lambda n, exc=exc: {"type": "raise", "exc": exc, "message": "no"}  # noqa: E731
             n = len(exc)
             assert _asked(pipes, (n,), answer=refuse) == ([n], (exc,))
