@@ -1,5 +1,5 @@
 """Arguments compared exactly (grader.core.exact), and the reference's answers kept by a
-sandbox (Sandboxed.answered, and its keeper): the same question asked again is answered as before, a slow answer
+sandbox (Sandboxed.answered, and its worker: worker.Answers): the same question asked again is answered as before, a slow answer
 is not kept, the number kept is bounded; and in a real run the reference runs less often, for
 the same report.
 """
@@ -17,6 +17,8 @@ from grader.core.settings import Isolation, Settings
 from grader.engine.run import run_checks
 from grader.formats.json_report import to_dict
 from grader.sandbox import session
+from grader.sandbox.inside import worker
+from grader.sandbox.inside.worker import Answers, encode
 from grader.sandbox.session import HELPER_ANSWERS, Sandboxed
 from grader.sandbox.wardens import best_level
 
@@ -162,10 +164,10 @@ def test_a_real_run_asks_the_reference_less_for_the_same_report(monkeypatch):
 
 @pytest.mark.skipif(best_level() is Isolation.NONE, reason="no sandbox on this machine")
 @pytest.mark.parametrize("remember", [True, False])
-def test_a_question_asked_again_in_a_sandbox_is_answered_by_its_keeper(remember):
+def test_a_question_asked_again_in_a_sandbox_is_answered_in_the_sandbox(remember):
     """The typical mistakes' mha_forward asks the reference for the functions it calls; asked
-    the same call again, the sandbox's keeper answers every question of it from the answers
-    it kept, and none reaches this side (replay off: all of them do, as the first time)."""
+    the same call again, its worker answers every question of it from the answers it kept, and
+    none reaches this side (replay off: all of them do, as the first time)."""
     from grader.core.intake import open_submission
     from grader.engine.submission import reference_of
 
@@ -194,3 +196,117 @@ def test_a_question_asked_again_in_a_sandbox_is_answered_by_its_keeper(remember)
     assert first.ok and again.ok and np.array_equal(first.value, again.value)
     assert questions >= 4 and set(asked) <= set(replace)
     assert len(asked) == (questions if remember else 2 * questions), asked
+
+
+# ----------------------------------------------------------------------------- kept by the worker
+
+
+def _call(answers: Answers, replace=("split",), keep=True, exercise="mha") -> Answers:
+    answers.serves({"type": "call", "exercise": exercise, "name": exercise, "replace": replace, "keep": keep})
+    return answers
+
+
+def _question(n: int) -> bytes:
+    return encode({"type": "callback", "name": "split", "args": [np.arange(4.0), n], "kwargs": {}})
+
+
+def test_a_worker_answers_again_only_what_it_may():
+    """Kept: a value, or arguments refused; given again only in a call that keeps answers and
+    has the reference stand in for that function (not for the function being checked)."""
+    answers = _call(Answers())
+    value = {"type": "return", "value": np.arange(4.0).reshape(2, 2)}
+    answers.put("split", _question(2), value)
+    answers.put("split", _question(0), {"type": "raise", "exc": "ValueError", "message": "no heads"})
+    answers.put("split", _question(5), {"type": "raise", "exc": "RuntimeError", "message": "too long"})
+    answers.put("split", _question(6), {"type": "raise", "exc": "MemoryError", "message": "too big"})
+    assert np.array_equal(answers.get("split", _question(2))["value"], value["value"])
+    assert answers.get("split", _question(0))["exc"] == "ValueError"
+    assert answers.get("split", _question(5)) is None and answers.get("split", _question(6)) is None
+    assert answers.get("split", _question(3)) is None  # never asked
+    assert _call(answers, replace=()).get("split", _question(2)) is None  # its own split
+    assert _call(answers, replace=None).get("split", _question(2)) is None
+    assert _call(answers, keep=False).get("split", _question(2)) is None  # replay off
+    assert _call(answers, replace=("split",), exercise="split").get("split", _question(2)) is None
+    assert _call(answers).get("split", _question(2)) is not None
+    fresh = _call(Answers(), keep=False)
+    fresh.put("split", _question(2), value)
+    assert not fresh.kept  # replay off: nothing is kept either
+
+
+def test_an_answer_given_again_is_a_fresh_copy():
+    """The student's code may change what a stand-in gave it: the next time, the same question
+    still gets the reference's answer."""
+    answers = _call(Answers())
+    given = np.arange(4.0)
+    answers.put("split", _question(2), {"type": "return", "value": (given, np.ones(2))})
+    given[...] = -1.0  # what the first caller was given
+    first = answers.get("split", _question(2))["value"]
+    first[0][...] = -2.0
+    again = answers.get("split", _question(2))["value"]
+    assert again[0].tolist() == [0.0, 1.0, 2.0, 3.0] and again[1].tolist() == [1.0, 1.0]
+
+
+def test_a_worker_keeps_answers_within_its_bounds(monkeypatch):
+    monkeypatch.setattr(worker, "KEPT_ANSWERS", 2)
+    answers = _call(Answers())
+    for n in range(4):
+        answers.put("split", _question(n), {"type": "return", "value": np.zeros(2)})
+    assert len(answers.kept) == 2 and answers.get("split", _question(3)) is None
+    monkeypatch.setattr(worker, "KEPT_ANSWERS", 100)
+    monkeypatch.setattr(worker, "KEPT_BYTES", 1 << 12)
+    answers = _call(Answers())
+    for n in range(4):
+        answers.put("split", _question(n), {"type": "return", "value": np.zeros(256)})  # 2 KiB each
+    assert len(answers.kept) == 1 and answers.size <= 1 << 12
+
+
+def _typical_box():
+    """A sandbox holding the gallery's typical mistakes, and the names of the questions its
+    worker sends this side."""
+    from grader.core.intake import open_submission
+    from grader.engine.submission import reference_of
+
+    from .support import ATTENTION
+
+    intake = open_submission(ATTENTION.gallery / "typical-mistakes" / ATTENTION.filename, ATTENTION.filename)
+    box = Sandboxed(intake, helpers=reference_of(ATTENTION), level=best_level(), lesson=ATTENTION)
+    asked = []
+    helped = box._help
+    box._help = lambda *args: (asked.append(args[1]["name"]), helped(*args))[1]
+    return box, asked
+
+
+def _mha(box):
+    rng = np.random.default_rng(0)
+    arguments = {
+        "x": rng.standard_normal((2, 5, 8)),
+        **{f"W_{w}": rng.standard_normal((8, 8)) for w in "qkvo"},
+    }
+    replace = ("apply_causal_mask", "split_heads", "merge_heads")
+    return box.call("mha_forward", "mha_forward", {**arguments, "n_heads": 2}, replace=replace)
+
+
+@pytest.mark.skipif(best_level() is Isolation.NONE, reason="no sandbox on this machine")
+def test_nothing_a_worker_kept_outlives_it():
+    """Two submissions in turn (the second on the sandbox the first gave back): the second's
+    questions all reach this side, as the first's did. Within one submission, a worker started
+    afresh (its predecessor ended) starts with nothing kept either, then answers a question
+    asked again itself."""
+    counts = []
+    for _ in range(2):
+        box, asked = _typical_box()
+        try:
+            assert not box.problem, box.problem
+            first = _mha(box)
+            counts.append(len(asked))
+            box._end_worker()  # the next call starts a new worker
+            again = _mha(box)
+            respawned = len(asked) - counts[-1]
+            third = _mha(box)
+        finally:
+            box.close()
+        assert first.ok and again.ok and third.ok
+        assert np.array_equal(first.value, again.value) and np.array_equal(first.value, third.value)
+        assert respawned == counts[-1]  # the new worker asked everything again
+        assert len(asked) == 2 * counts[-1]  # the third call: answered in the sandbox
+    assert counts[0] == counts[1] >= 4

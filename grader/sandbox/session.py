@@ -503,7 +503,7 @@ class Sandboxed(Deadlined):
             }
             if replace is not None:
                 request["replace"] = tuple(replace)
-                request["keep"] = self.answered is not None  # the keeper may keep them too
+                request["keep"] = self.answered is not None  # so may the worker (worker.Answers)
             self._send(request, deadline, name=name)
             while True:
                 reply = self._receive(deadline, name=name)

@@ -19,14 +19,7 @@ forked, and every frame passes through a :class:`Relay`:
   seen at each piece;
 * the worker speaks only in turn: the answer to "load" once, then, for each call,
   its requests for the reference's functions and one answer. A frame out of
-  turn ends the worker;
-* a question for the reference that the trusted side has answered once (byte for byte the
-  same, in this submission) is answered again by the keeper from its copy of that answer,
-  when the call asking it has the reference stand in for that function and says the trusted
-  side keeps its own answers (``keep``; it does unless replay is off): the answer is a
-  function of the question, and the trip up and down is most of a question's cost. Only
-  answers the trusted side would give again are kept (a value, or a refusal of the arguments),
-  within bounds, and they die with the keeper, which serves one submission.
+  turn ends the worker.
 
 So every call is watched the same way: no call of the student's can tell that it
 is the one whose effect on its arguments counts. The worker may start no process
@@ -57,14 +50,6 @@ except ImportError:  # in the sandbox: the files side by side, no package
 #: on a machine too busy to give the worker that, the call's own time limit decides first.
 FREEZE_SECONDS = 30.0
 
-
-#: The reference's answers a keeper keeps, at most, and the bytes they may hold with their
-#: questions (the student's code chooses the questions).
-KEPT_ANSWERS = 4096
-KEPT_BYTES = 16 << 20
-#: The trusted side's answers to a question that depend on the question alone (see
-#: :meth:`grader.sandbox.session.Sandboxed._help`): a value, or arguments refused.
-_KEPT_KINDS = (("return", None), ("raise", "ValueError"), ("raise", "TypeError"))
 
 #: (what the worker may say now, what it said) -> what it may say next.
 _IN_TURN = {
@@ -190,14 +175,6 @@ class Relay:
         self.changed: set[str] = set()  # the call's arguments seen changed at some freeze so far
         self.turn: str | None = None  # what the worker may say now: "load", "call" or nothing
         self.held = False  # the worker is kept frozen until the answer to its question goes down
-        self.replaced: tuple = ()  # the functions the reference stands in for in this call
-        self.keeping = False  # the trusted side keeps its answers, and so may the keeper
-        self.exercise = None  # the function this call checks (never its own stand-in)
-        self.questions = 0  # the worker's questions sent up and not answered yet
-        self.asked: bytes | None = None  # the one question sent up, to keep with its answer
-        self.kept: dict[bytes, bytes] = {}  # a question's bytes -> its answer's (see the module)
-        self.kept_bytes = 0
-        self.local: bytes | None = None  # an answer the keeper found for the question just read
         self.ended: int | None = None
         self.open_in, self.open_out = True, True  # the trusted side's requests, the worker's answers
 
@@ -231,7 +208,6 @@ class Relay:
                     continue
                 if kind == "load":
                     self.turn = "load"
-                self._keep(frame)
                 self._down(frame.raw)
         except WireError:  # not from the grader: nothing more goes down
             closed = True
@@ -286,10 +262,6 @@ class Relay:
             for key, (offset, dtype, shape) in places.items()
         }
         self.changed, self.turn = set(), "call"
-        replaced = decode_plain(header.get("replace", {"__tuple__": []}))
-        self.replaced = replaced if isinstance(replaced, tuple) else ()
-        self.keeping = header.get("keep") is True
-        self.exercise, self.asked, self.questions = header.get("exercise"), None, 0
         down = {k: v for k, v in header.items() if k != "memory"}
         down["payloads"] = []
         head = json.dumps(down, allow_nan=True).encode()
@@ -315,14 +287,11 @@ class Relay:
         try:
             asked = self._relay_up(data)
         finally:  # the worker goes on once what it wrote is on its way up (unless it was refused)
-            local, self.local = self.local, None
             if frozen and self.open_out:
-                if (asked or local is not None) and self.open_in and not self.answers.buffer:
+                if asked and self.open_in and not self.answers.buffer:
                     self.held = True
                 else:
                     _continue(self.pid)
-        if local is not None and self.open_in and self.open_out:
-            self._down(local)  # as the trusted side's answer would, once all it wrote was seen
         if closed:
             self._close_up()
 
@@ -345,46 +314,14 @@ class Relay:
                 mutated = tuple(key for key in self.watched if key in self.changed)
                 _write(self.trusted_out, frame.with_field("mutated", mutated))
                 self.watched, self.changed, self.turn = {}, set(), None
-            elif self.turn == "call" and kind == "callback" and self._answered(frame):
-                pass  # the keeper answers it (self.local), after the last frame is seen
             elif (self.turn, kind) in _IN_TURN:
                 _write(self.trusted_out, frame.raw)
                 self.turn = _IN_TURN[self.turn, kind]
-                if kind == "callback":  # answers come down in the order the questions went up
-                    self.questions += 1
-                    self.asked = frame.raw if self.questions == 1 else None
             else:
                 self._refuse("it wrote to the grader out of turn")
                 return False
             asked = kind == "callback"
         return asked
-
-    def _answered(self, question: Frame) -> bool:
-        """Whether the keeper has the answer to ``question`` (held in :attr:`local` until the
-        worker may have it): only for a question the call has the reference answer, one at a
-        time (a question asked before the last one's answer came goes up, as ever)."""
-        name = question.header.get("name")
-        if self.local is not None or self.questions or not isinstance(name, str) or name == self.exercise:
-            return False
-        if not self.keeping or name not in self.replaced:
-            return False
-        self.local = self.kept.get(question.raw)
-        return self.local is not None
-
-    def _keep(self, answer: Frame) -> None:
-        """Keep the trusted side's answer to the question last sent up, if it is one that
-        depends on the question alone, within the bounds."""
-        kind = (answer.header.get("type"), answer.header.get("exc"))
-        if kind[0] not in ("return", "raise") or not self.questions:
-            return
-        question, self.asked = (self.asked if self.questions == 1 else None), None
-        self.questions -= 1
-        if question is None or kind not in _KEPT_KINDS or not self.keeping:
-            return
-        size = len(question) + len(answer.raw)
-        if len(self.kept) < KEPT_ANSWERS and self.kept_bytes + size <= KEPT_BYTES:
-            self.kept[question] = answer.raw
-            self.kept_bytes += size
 
     def _frozen(self) -> bool:
         """Wait until the write that woke the keeper has frozen the worker: True once it is
