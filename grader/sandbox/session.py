@@ -570,7 +570,7 @@ class Sandboxed(Deadlined):
             if key in self.answered:
                 return self.answered[key]
         reply = self._reference(exercise, helper, args, kwargs)
-        if key is not None and reply.get("exc") in (None, "ValueError", "TypeError"):
+        if key is not None and (reply.get("type"), reply.get("exc")) in worker.KEPT_KINDS:
             size = nbytes(reply.get("value"))
             if len(self.answered) < HELPER_ANSWERS and self.answered_bytes + size <= HELPER_ANSWER_BYTES:
                 self.answered[key] = reply  # sent as bytes each time: nothing changes it

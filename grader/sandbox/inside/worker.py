@@ -502,9 +502,11 @@ def _spent(signum, frame):
 #: questions (:class:`Answers`).
 KEPT_ANSWERS = 4096
 KEPT_BYTES = 16 << 20
-#: The trusted side's answers that depend on the question alone (see
-#: :meth:`grader.sandbox.session.Sandboxed._help`): a value, or arguments refused.
-_KEPT_KINDS = (("return", None), ("raise", "ValueError"), ("raise", "TypeError"))
+#: The reference's answers that depend on the question alone, as (type, exception): a value, or
+#: arguments refused. Only these are kept, here and on the trusted side
+#: (:meth:`grader.sandbox.session.Sandboxed._help`); "took too long" or "not available here"
+#: depend on more.
+KEPT_KINDS = (("return", None), ("raise", "ValueError"), ("raise", "TypeError"))
 
 
 class Answers:
@@ -539,7 +541,7 @@ class Answers:
         return None if reply is None else {**reply, "value": _fresh(reply.get("value"))}
 
     def put(self, name: str, question: bytes, reply: dict) -> None:
-        if not self._answers(name) or (reply.get("type"), reply.get("exc")) not in _KEPT_KINDS:
+        if not self._answers(name) or (reply.get("type"), reply.get("exc")) not in KEPT_KINDS:
             return
         size = len(question) + _size(reply.get("value"))
         if len(self.kept) < KEPT_ANSWERS and self.size + size <= KEPT_BYTES:
