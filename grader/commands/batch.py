@@ -191,12 +191,20 @@ def _quoted(text: str) -> str:
     return f"'{one_line(text)}'"
 
 
-def _cores() -> list[int]:
-    """The cores this process may use ([] where the system cannot pin processes to cores)."""
+def lane_cores(jobs: int) -> list[int | None]:
+    """The core each of ``jobs`` grading processes is kept on, in turn over the cores this
+    process may use, where there are at least as many jobs as cores: a job, its sandbox and
+    everything in it then share one core, and two jobs never take turns on one while another
+    idles. None for each where there are fewer jobs than cores (each submission's calls are
+    then kept on whichever core its job runs on at the time, :mod:`grader.sandbox.cores`, so
+    that the machine's other work is not crowded onto the first cores), only one core, or no
+    way to pin a process to a core."""
     try:
-        return sorted(os.sched_getaffinity(0))
+        cores = sorted(os.sched_getaffinity(0))
     except AttributeError:
-        return []
+        cores = []
+    pinned = len(cores) > 1 and jobs >= len(cores)
+    return [cores[job % len(cores)] if pinned else None for job in range(jobs)]
 
 
 def request_of(entry: Entry) -> dict:
@@ -426,13 +434,12 @@ def main(
     scratch = Path(tempfile.mkdtemp(prefix="grader-batch-"))  # the grading processes' TMPDIR
     environment = {**os.environ, "TMPDIR": str(scratch)}
     graders: queue.Queue[Grader] = queue.Queue()
-    cores = _cores()
 
     def grader_for(cpu: int | None):
         return Grader(options, cpu, environment) if cluster is None else cluster.grader()
 
-    for job in range(jobs):
-        graders.put(grader_for(cores[job % len(cores)] if len(cores) > 1 and cluster is None else None))
+    for cpu in lane_cores(jobs):
+        graders.put(grader_for(cpu))
     limit = WALL_FACTOR * limits.total_timeout + GRACE
 
     def grade(entry: Entry):

@@ -97,7 +97,7 @@ from ..formats.lms import Export, Layout, read_roster, table
 from ..formats.queue import Queue
 from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import processes_missing, settle
-from .batch import GRACE, Entry, Grader, gradebook_row, stream_options, suite_hash
+from .batch import GRACE, Entry, Grader, gradebook_row, lane_cores, stream_options, suite_hash
 
 #: Seconds an idle grading thread waits for the next upload before it looks at the queue again.
 IDLE = 1.0
@@ -228,7 +228,8 @@ class Workers:
         environment = {**os.environ, "TMPDIR": str(self.scratch)}
         options = stream_options(service.lesson, service.settings, service.isolation)
         self.graders = [
-            Grader(options, None, environment) if cluster is None else cluster.grader() for _ in range(jobs)
+            Grader(options, cpu, environment) if cluster is None else cluster.grader()
+            for cpu in lane_cores(jobs)
         ]
         self.threads = [
             threading.Thread(target=self._work, args=(g,), name=f"grader-{i}", daemon=True)

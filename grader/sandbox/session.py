@@ -33,6 +33,7 @@ from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
 from .clock import CPU, WALL, WALL_FACTOR, KeptUsage, Stopwatch, Usage, stopped_message
+from .cores import Shared
 from .inprocess import Alarm, time_limit
 from .inside import worker
 from .inside.worker import Channel, WireError
@@ -140,6 +141,7 @@ class Sandboxed(Deadlined):
         self.losses = 0  # sandboxes this submission brought down
         self.reload_failed = False  # the file loaded once, then not in a new worker
         self.warden = None
+        self.cores = Shared()  # the one core of the calls, once the worker runs (see .cores)
         self.raw = intake.source
         self.warden = acquire(level, limits.memory)
         try:
@@ -290,6 +292,7 @@ class Sandboxed(Deadlined):
         """The submission is done: nothing it started survives, nothing it wrote stays."""
         self._close_pipes()
         self._forget_clocks()
+        self.cores.release()
         if self.warden is not None:
             self.warden.reset()
             release(self.warden)
@@ -322,6 +325,8 @@ class Sandboxed(Deadlined):
                 self.worker_pid, self.worker_clock = pid, KeptUsage(pid)
                 parent = status.get("PPid", "").strip()
                 self.keeper_clock = KeptUsage(int(parent)) if parent.isdigit() else None
+                keeper = int(parent) if parent.isdigit() else None
+                self.cores.pin(tuple(p for p in (_parent(keeper), keeper, pid) if p is not None))
                 return
 
     def _forget_clocks(self) -> None:
@@ -688,3 +693,17 @@ def memory_limit(extra: int):
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _parent(pid: int | None) -> int | None:
+    """The parent of process ``pid`` (Linux's /proc), if it can be read."""
+    if pid is None:
+        return None
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("PPid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
