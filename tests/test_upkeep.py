@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+
+import hypothesis.core
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +12,14 @@ from hypothesis import strategies as st
 from hypothesis.core import get_random_for_wrapped_test
 
 from grader.core.lesson import Course
-from grader.engine.upkeep import SEED, fix_seed, give_seed, no_local_constants, numpy_generator_left_alone
+from grader.engine.upkeep import (
+    SEED,
+    fix_seed,
+    give_seed,
+    no_local_constants,
+    numpy_generator_left_alone,
+    seeded_in_place,
+)
 
 from .support import ROOT
 
@@ -146,3 +156,61 @@ def test_no_number_of_a_loaded_module_reaches_the_inputs(tmp_path, monkeypatch):
         assert _draws_of_integers() & theirs  # as before once the run is over
     finally:
         sys.modules.pop("student_file_with_numbers", None)
+
+
+def _draws_of_both_generators(failing: bool) -> list[tuple[float, float]]:
+    """What each example of a derandomized property draws first from Python's and numpy's
+    global generators (the property fails on the later draws when ``failing``: it shrinks)."""
+    seen = []
+
+    @settings(max_examples=20, database=None, derandomize=True)
+    @given(st.integers(0, 50))
+    def probe(n):
+        seen.append((random.random(), float(np.random.random())))
+        later = random.random() + np.random.random()  # the state moves on within an example
+        assert not (failing and n > 10 and later > 0.5)
+
+    try:
+        probe()
+    except AssertionError:
+        pass
+    return seen
+
+
+@pytest.mark.parametrize("failing", [False, True])
+def test_every_example_starts_from_the_seeded_generators_when_saved_once(failing):
+    """With the states saved once around the run, each example (shrinking ones included) still
+    starts from the generators seeded as on its own, and draws what it drew before."""
+    before = _draws_of_both_generators(failing)
+    with seeded_in_place(True):
+        once = _draws_of_both_generators(failing)
+    assert len(set(before)) == 1 and len(before) > 1
+    assert once == before
+
+
+def test_the_generators_states_are_put_back_after_the_run():
+    random.seed(123)
+    np.random.seed(7)
+    state, numpy_state = random.getstate(), np.random.get_state()
+    with seeded_in_place(True):
+        _draws_of_both_generators(True)
+    assert random.getstate() == state
+    after = np.random.get_state()
+    assert (
+        after[0] == numpy_state[0]
+        and np.array_equal(after[1], numpy_state[1])
+        and after[2:] == numpy_state[2:]
+    )
+
+
+@pytest.mark.parametrize("raises", [KeyboardInterrupt, ValueError])
+def test_the_engine_saves_states_around_each_example_again_after_the_run(raises):
+    """Only while it lasts, and only where derandomized: the explore profile seeds its runs from
+    Hypothesis's own global generator, whose state must move on from run to run."""
+    original = hypothesis.core.deterministic_PRNG
+    with seeded_in_place(False):
+        assert hypothesis.core.deterministic_PRNG is original
+    with pytest.raises(raises), seeded_in_place(True):
+        assert hypothesis.core.deterministic_PRNG is not original
+        raise raises()
+    assert hypothesis.core.deterministic_PRNG is original

@@ -56,6 +56,7 @@ from hypothesis.errors import FlakyFailure
 
 from ..core.errors import StudentTimeout
 from ..core.exact import arguments_digest, copied
+from .upkeep import reseed
 from .written import DataLater, exact, read, written
 
 try:  # private: see the module's text
@@ -120,24 +121,6 @@ def supported() -> bool:
         and hasattr(getattr(_entropy, "RANDOMS_TO_MANAGE", None), "data")
         and hasattr(_entropy, "_seeded_state")
     )
-
-
-def _reseeded() -> None:
-    """Seed every generator Hypothesis manages as :func:`deterministic_PRNG` does on entry, without
-    keeping their states again: inside one ``deterministic_PRNG`` around a property's replayed
-    examples, each example starts from the very state it would start from in a context of its
-    own, and the states of before are restored once, at the end (what restoring and seeding
-    again between two examples would leave, since nothing between them draws from these
-    generators). A tenth of the cost of a context per example."""
-    seeded, _ = _entropy._seeded_state(0)
-    for ref in list(_entropy.RANDOMS_TO_MANAGE.data.values()):
-        generator = ref()
-        if generator is None:
-            continue
-        if type(generator) is random.Random:
-            generator.setstate(seeded)
-        else:
-            generator.seed(0)
 
 
 def forget() -> None:
@@ -501,7 +484,9 @@ def _loop(check, examples, fixtures: dict, tape: Tape, made, key, down) -> tuple
     handle = check.hypothesis
     for number, (choices, stop) in enumerate(examples):
         if number:
-            _reseeded()  # as a context of its own would seed them (see _reseeded)
+            # each example from the state a context of its own would seed (the states of before
+            # are put back once, at the end): nothing between two examples draws from them
+            reseed()
         ahead = made[number] if made is not None and number < len(made) else None
         expected = tuple(choices)  # what the example's data holds once it ran
         if ahead is None and down is not None and down[number] is not None:

@@ -23,7 +23,7 @@ from ..core.intake import Intake, IntakeError
 from ..core.lesson import Lesson
 from ..core.pictures import Heatmap, heatmap
 from ..core.results import NOT_RUN, LessonFault, Report, Status, TestResult, Visibility
-from ..core.settings import Isolation, Settings
+from ..core.settings import Isolation, Profile, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, settle, warm
 from . import replay, shipped
 from .feedback import Outcome, counterexample_of, flaky, outcome_of
@@ -31,7 +31,7 @@ from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
 from .store import open_store
 from .submission import StudentView, Submission
-from .upkeep import give_seed, no_local_constants, numpy_generator_left_alone
+from .upkeep import give_seed, no_local_constants, numpy_generator_left_alone, seeded_in_place
 
 
 def _title(item) -> str:
@@ -560,6 +560,7 @@ def run_checks(
         plugin_autoload_off(),
         nothing_stored(),
         numpy_generator_left_alone(alone),
+        seeded_in_place(settings.profile is Profile.GRADING),  # after the line above: it saves states
         no_local_constants(),  # a check's inputs depend on nothing the process loaded before
         contextlib.redirect_stdout(captured),
     ):
