@@ -140,6 +140,30 @@ def test_a_first_run_replays_them_with_the_engines_report(course, isolation):
             assert used["counts"]["read"] > 0  # the arguments were read as written, not drawn
 
 
+def test_the_store_keeps_no_copy_of_what_the_lesson_ships(fresh, tmp_path):
+    """A sandboxed grade on a machine with an empty store (a CI runner, a Gradescope container):
+    where every property's examples come from the files the lesson ships, nothing is written to
+    the store (the next run reads those files again); once the files are gone, what the engine
+    drew is stored, as before."""
+    store = tmp_path / "store"
+    store.mkdir(mode=0o700)  # a private folder, or no store is used at all
+    path = fresh / "solutions" / "toy.py"
+
+    def stored() -> list[Path]:  # the lesson's examples (keys.json holds what each key took in)
+        return [p for p in store.iterdir() if p.suffix == ".json" and p.name != "keys.json"]
+
+    env = {**os.environ, STORE_VARIABLE: str(store)}
+    used = script_report(GRADE, str(fresh), str(path), "auto", env=env)
+    assert used["counts"]["engine"] == 0 and used["counts"]["replayed"] > 0
+    assert stored() == []
+    public(fresh).unlink()
+    hidden(fresh).unlink()
+    drawn = script_report(GRADE, str(fresh), str(path), "auto", env=env)
+    assert drawn["counts"]["engine"] > 0
+    assert len(stored()) == 1
+    assert drawn["report"] == used["report"]
+
+
 def test_without_the_files_check_draws_under_the_engine(fresh):
     public(fresh).unlink()
     hidden(fresh).unlink()

@@ -79,6 +79,7 @@ __all__ = [
     "items",
     "kept",
     "predraw",
+    "shipped",
     "run",
     "supported",
     "write_down",
@@ -104,6 +105,9 @@ _DRAWN: dict[tuple, list] = {}
 #: The kept properties whose examples were read from the store on disk (:mod:`.store`), not drawn
 #: by an engine of this run or of the process that forked it.
 _FROM_DISK: set[tuple] = set()
+#: Of those, the properties whose examples came from a file the lesson ships (:mod:`.shipped`):
+#: every run reads that file again, so the store need not keep a copy of them.
+_SHIPPED: set[tuple] = set()
 #: The drawn arguments of kept examples, written down (:mod:`.written`): key -> for each example,
 #: what :func:`grader.engine.written.written` wrote, or None where it is drawn from its choices.
 _WRITTEN: dict[tuple, tuple] = {}
@@ -128,6 +132,7 @@ def forget() -> None:
     _KEPT.clear()
     _DRAWN.clear()
     _FROM_DISK.clear()
+    _SHIPPED.clear()
     _WRITTEN.clear()
     COUNTS.update(dict.fromkeys(COUNTS, 0))
 
@@ -187,13 +192,14 @@ def checked(items) -> dict:
     return adopted
 
 
-def adopt_items(items, *, from_disk: bool = False, down: dict | None = None) -> int:
+def adopt_items(items, *, from_disk: bool = False, shipped: bool = False, down: dict | None = None) -> int:
     """Keep ``items`` (in :func:`handed`'s shape, from wherever they were read: a child of this
     process, the store on disk), all or nothing: anything not of their exact shape is refused
     whole (ValueError). Returns how many properties were adopted. Examples ``from_disk`` were not
     drawn by an engine of this run: where one fails and the engine's run then passes, the
-    engine's verdict stands (:func:`run`). ``down``: key -> the examples' arguments written down
-    (:data:`_WRITTEN`), for the keys that have them."""
+    engine's verdict stands (:func:`run`). ``shipped``: read from a file the lesson ships (they are
+    from disk, too). ``down``: key -> the examples' arguments written down (:data:`_WRITTEN`), for
+    the keys that have them."""
     adopted = checked(items)
     before = {key: _KEPT.get(key) for key in adopted}
     _KEPT.update(adopted)
@@ -203,11 +209,20 @@ def adopt_items(items, *, from_disk: bool = False, down: dict | None = None) -> 
             _WRITTEN[key] = written_of
         elif before[key] != examples:
             _WRITTEN.pop(key, None)  # other examples: drawn from their choices until written down
-    if from_disk:
+    if from_disk or shipped:
         _FROM_DISK.update(adopted)
     else:
         _FROM_DISK.difference_update(adopted)
+    if shipped:
+        _SHIPPED.update(adopted)
+    else:
+        _SHIPPED.difference_update(adopted)
     return len(adopted)
+
+
+def shipped(key: tuple) -> bool:
+    """Whether the examples kept for ``key`` are those a file of the lesson ships."""
+    return key in _SHIPPED
 
 
 def predraw(check, key: tuple) -> int:
@@ -580,3 +595,4 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type, e
             _WRITTEN.pop(key, None)  # the engine's own examples: written down when stored
         _KEPT[key] = tuple(tape.seen)
         _FROM_DISK.discard(key)
+        _SHIPPED.discard(key)

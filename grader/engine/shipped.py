@@ -311,7 +311,7 @@ def load(lesson: Lesson, settings: Settings) -> int:
         )
         if fresh:
             written = {(folder, *key): one for key, one in down.items()}
-            adopted += replay.adopt_items(fresh, from_disk=True, down=written)
+            adopted += replay.adopt_items(fresh, shipped=True, down=written)
     return adopted
 
 

@@ -484,7 +484,10 @@ class Store:
         otherwise (merged with what the file holds now: another process may have written it);
         returns how many properties were written anew. Never fails a grade: a store that cannot
         be written is skipped."""
-        mine = {key: examples for key, examples in replay.items() if self._mine(key)}
+        # (what a file of the lesson ships is read again by every run: no copy of it is kept)
+        mine = {
+            key: examples for key, examples in replay.items() if self._mine(key) and not replay.shipped(key)
+        }
         new = {key for key, examples in mine.items() if self.known.get(key) != examples}
         if self.untaken():
             return 0
