@@ -455,6 +455,25 @@ def test_examples_drawn_ahead_serve_one_replay_and_give_the_engines_reports(tmp_
         assert engines(path) == report, path
 
 
+@needs_sandbox
+def test_examples_written_down_are_read_ahead_and_give_the_engines_reports(tmp_path):
+    """A zygote whose examples have their arguments written down reads them ahead (a tenth of
+    the cost of drawing them) instead of drawing them; the reports are the engine's."""
+    from grader.commands.stream import prime
+
+    for path in (ATTENTION.solution, TYPICAL):
+        replay.forget()
+        prime(ATTENTION, SANDBOXED, scratch=tmp_path)  # keeps the examples, draws and writes them down
+        assert replay._WRITTEN
+        replay._DRAWN.clear()
+        prime(ATTENTION, SANDBOXED, scratch=tmp_path)  # as a zygote that read them from the store
+        read = [one for made in replay._DRAWN.values() for one in made if one is not None and len(one) == 3]
+        assert len(read) > 300
+        report = graded(path, ATTENTION, SANDBOXED)
+        replay.forget()
+        assert engines(path) == report, path
+
+
 @pytest.mark.parametrize(
     "handed",
     [

@@ -99,8 +99,9 @@ _KEPT: dict[tuple, tuple[tuple, ...]] = {}
 #: as written down instead of drawn (for tests and measurements).
 COUNTS = {"replayed": 0, "engine": 0, "answered": 0, "read": 0}
 #: The arguments of kept examples, drawn ahead (:func:`predraw`): key -> for each example, its
-#: ConjectureData (past the draws of the check's arguments) and those arguments, or None where
-#: the example is drawn when it is replayed. Each is used once, by the first replay of the key.
+#: ConjectureData (past the draws of the check's arguments) and those arguments (for one read
+#: from what was written down, also the choices its data holds once the check ran), or None
+#: where the example is drawn when it is replayed. Each is used once, by the first replay of the key.
 _DRAWN: dict[tuple, list] = {}
 #: The kept properties whose examples were read from the store on disk (:mod:`.store`), not drawn
 #: by an engine of this run or of the process that forked it.
@@ -234,17 +235,28 @@ def predraw(check, key: tuple) -> int:
     here (the process's memory, copied at the fork), so no child sees what another did to them.
     The draws are those the replay would make itself, in the same context; a property whose
     draws leave anything behind in that context (a clean-up task, a printer, a used generator)
-    is drawn at its replay, as before."""
+    is drawn at its replay, as before. An example whose arguments are written down
+    (:data:`_WRITTEN`) is read instead, as its replay would read it (a tenth of the cost of a
+    draw), and kept with the choices its data holds once the check ran."""
     examples = _KEPT.get(key)
     if examples is None or key in _DRAWN or not supported():
         return 0
     handle = getattr(check, "hypothesis", None)
+    down = _WRITTEN.get(key)
     made: list = []
     try:
-        for choices, stop in examples:
+        for number, (choices, stop) in enumerate(examples):
             if stop is not None:
                 made.append(None)
                 continue
+            if down is not None and down[number] is not None:
+                try:
+                    ahead, expected = _read_ahead(down[number], key, choices)
+                except ValueError:
+                    pass  # drawn from its choices, as at its replay
+                else:
+                    made.append((*ahead, expected))
+                    continue
             data = _ConjectureData.for_choices(choices)
             with (
                 _local_settings(hypothesis_settings.default),
@@ -504,6 +516,8 @@ def _loop(check, examples, fixtures: dict, tape: Tape, made, key, down) -> tuple
             reseed()
         ahead = made[number] if made is not None and number < len(made) else None
         expected = tuple(choices)  # what the example's data holds once it ran
+        if ahead is not None and len(ahead) == 3:  # read ahead from what was written down
+            ahead, expected = ahead[:2], ahead[2]
         if ahead is None and down is not None and down[number] is not None:
             try:  # read as written down: no choice is left to draw but the check's own
                 ahead, expected = _read_ahead(down[number], key, choices)
