@@ -460,6 +460,12 @@ def test_examples_written_down_are_read_ahead_and_give_the_engines_reports(tmp_p
     """A zygote whose examples have their arguments written down reads them ahead (a tenth of
     the cost of drawing them) instead of drawing them; the reports are the engine's."""
     from grader.commands.stream import prime
+    from grader.commands.zygote import run_forked
+
+    def scribble() -> bytes:  # a child that spoils every float array it was handed
+        for array in _drawn_arrays():
+            array.fill(np.nan)
+        return b"done"
 
     for path in (ATTENTION.solution, TYPICAL):
         replay.forget()
@@ -468,10 +474,11 @@ def test_examples_written_down_are_read_ahead_and_give_the_engines_reports(tmp_p
         replay._DRAWN.clear()
         prime(ATTENTION, SANDBOXED, scratch=tmp_path)  # as a zygote that read them from the store
         read = [one for made in replay._DRAWN.values() for one in made if one is not None and len(one) == 3]
-        assert len(read) > 300
-        report = graded(path, ATTENTION, SANDBOXED)
+        assert len(read) > 300 and _drawn_arrays()
+        assert run_forked(scribble, scratch=tmp_path).output == b"done"  # reaches no other child
+        report = run_forked(lambda path=path: graded(path, ATTENTION, SANDBOXED).encode(), scratch=tmp_path)
         replay.forget()
-        assert engines(path) == report, path
+        assert engines(path) == report.output.decode(), path
 
 
 @pytest.mark.parametrize(
