@@ -56,17 +56,16 @@ from hypothesis.errors import FlakyFailure
 
 from ..core.errors import StudentTimeout
 from ..core.exact import arguments_digest, copied
-from .upkeep import reseed
+from .upkeep import can_reseed, reseed
 from .written import DataLater, exact, read, written
 
 try:  # private: see the module's text
     from hypothesis import control as _control
     from hypothesis._settings import local_settings as _local_settings
-    from hypothesis.internal import entropy as _entropy
     from hypothesis.internal.conjecture.data import ConjectureData as _ConjectureData
     from hypothesis.internal.entropy import deterministic_PRNG as _deterministic_PRNG
 except ImportError:  # pragma: no cover - a release outside the range refuses to start anyway
-    _control = _local_settings = _ConjectureData = _deterministic_PRNG = _entropy = None
+    _control = _local_settings = _ConjectureData = _deterministic_PRNG = None
 
 __all__ = [
     "COUNTS",
@@ -122,9 +121,7 @@ def supported() -> bool:
         and hasattr(_control, "BuildContext")
         and hasattr(_control.BuildContext, "prep_args_kwargs_from_strategies")
         and hasattr(_control, "_current_build_context")
-        and hasattr(_entropy, "RANDOMS_TO_MANAGE")
-        and hasattr(getattr(_entropy, "RANDOMS_TO_MANAGE", None), "data")
-        and hasattr(_entropy, "_seeded_state")
+        and can_reseed()
     )
 
 

@@ -307,6 +307,7 @@ class Sandboxed(Deadlined):
         if proc is None:
             return
         seen, todo = set(), [proc.pid]
+        parent_of: dict[int, int] = {}  # as the walk found them
         while todo and len(seen) < 64:  # the sandbox: bwrap, the warden, a keeper, a worker
             pid = todo.pop()
             if pid in seen:
@@ -316,17 +317,19 @@ class Sandboxed(Deadlined):
                 with open(f"/proc/{pid}/status") as f:
                     status = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
                 with open(f"/proc/{pid}/task/{pid}/children") as f:
-                    todo.extend(int(n) for n in f.read().split())
+                    children = [int(n) for n in f.read().split()]
             except (OSError, ValueError):
                 continue
+            todo.extend(children)
+            parent_of.update(dict.fromkeys(children, pid))
             numbers = status.get("NSpid", status.get("Pid", "")).split()
             if pid != proc.pid and numbers and numbers[-1] == str(inside):
                 self._forget_clocks()
                 self.worker_pid, self.worker_clock = pid, KeptUsage(pid)
-                parent = status.get("PPid", "").strip()
-                self.keeper_clock = KeptUsage(int(parent)) if parent.isdigit() else None
-                keeper = int(parent) if parent.isdigit() else None
-                self.cores.pin(tuple(p for p in (_parent(keeper), keeper, pid) if p is not None))
+                keeper = parent_of.get(pid)
+                self.keeper_clock = KeptUsage(keeper) if keeper is not None else None
+                warden = parent_of.get(keeper) if keeper is not None else None
+                self.cores.pin(tuple(p for p in (warden, keeper, pid) if p is not None))
                 return
 
     def _forget_clocks(self) -> None:
@@ -693,17 +696,3 @@ def memory_limit(extra: int):
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
-def _parent(pid: int | None) -> int | None:
-    """The parent of process ``pid`` (Linux's /proc), if it can be read."""
-    if pid is None:
-        return None
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("PPid:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
