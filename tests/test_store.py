@@ -575,3 +575,31 @@ def test_what_a_writer_killed_midway_left_is_removed_once_old(filled, tmp_path):
     os.utime(other, (hours_ago, hours_ago))
     graded(store)
     assert kept_files(store) and not old.exists() and young.exists() and other.exists()
+
+
+#: Grades the toy reference in this process, then says whether files opened now are noted.
+GRADE_THEN_READ = GRADE.replace(
+    "print(json.dumps(",
+    "from grader.engine import store\n"
+    "print(json.dumps({'recording': store._OPENED_FILES is not None, 'stores': len(store._OPENED)}))\n"
+    "print(json.dumps(",
+)
+
+
+def test_what_the_process_opens_after_a_run_is_no_longer_noted(tmp_path):
+    """The store notes the files a run opens (:meth:`Store.untaken`) while the run lasts: a
+    notebook's kernel or a long-lived process grading again does not keep noting every file it
+    opens afterwards, and a store saved later does not read what another run opened."""
+    done = subprocess.run(
+        [sys.executable, "-c", GRADE_THEN_READ, str(TOY_COURSE), "toy", str(TOY.solution), "grade"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, STORE_VARIABLE: str(tmp_path / "store")},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    after = json.loads(lines[-2])
+    assert after["stores"] == 1  # a store was used, so the run noted what it opened
+    assert after["recording"] is False
+    assert kept_files(tmp_path / "store")  # and it was saved, with what it noted

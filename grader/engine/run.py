@@ -564,7 +564,11 @@ def run_checks(
         no_local_constants(),  # a check's inputs depend on nothing the process loaded before
         contextlib.redirect_stdout(captured),
     ):
-        code = pytest.main(args, plugins=[collector])
+        try:
+            code = pytest.main(args, plugins=[collector])
+        finally:
+            if collector.store is not None:
+                collector.store.end()  # a file opened after this run is no run's
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         tail = "\n".join(captured.getvalue().strip().splitlines()[-30:])
         raise GraderError(f"pytest stopped with exit code {int(code)}:\n{tail}")

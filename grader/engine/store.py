@@ -417,6 +417,14 @@ def _record() -> None:
     _OPENED_FILES = set()
 
 
+def _stop_recording() -> frozenset[str]:
+    """Note nothing more (a run is over: what the process opens after it is no run's); returns
+    what was noted."""
+    global _OPENED_FILES
+    noted, _OPENED_FILES = frozenset(_OPENED_FILES or ()), None
+    return noted
+
+
 @contextlib.contextmanager
 def _unrecorded():
     """The store's own reads and writes are not the run's."""
@@ -445,10 +453,17 @@ class Store:
         self.known_down: set[tuple] = set()  # the properties whose arguments it holds written down
         self.checks: dict[tuple, object] = {}  # key -> the check that draws its examples (this run's)
         self.loaded = False
+        self.opened: frozenset[str] | None = None  # what the run opened, once it ended (:meth:`end`)
 
     def begin(self) -> None:
         """A run starts (its checks collected): what it opens from now on is noted (:meth:`untaken`)."""
+        self.opened = None
         _record()
+
+    def end(self) -> None:
+        """The run is over (saved or not): nothing the process opens from now on is noted; what
+        the run opened is kept for :meth:`untaken`."""
+        self.opened = _stop_recording()
 
     @property
     def file(self) -> str:
@@ -509,7 +524,8 @@ class Store:
         nothing is written, since a change to one would not change the key."""
         root = os.path.join(os.path.normpath(os.path.abspath(self.lesson.root)), "")
         loaded = {p for p in _outside_python() if p.startswith(root)}
-        opened = {os.path.normpath(os.path.abspath(p)) for p in (_OPENED_FILES or ())}
+        noted = self.opened if self.opened is not None else (_OPENED_FILES or ())
+        opened = {os.path.normpath(os.path.abspath(p)) for p in noted}
         return sorted(
             path
             for path in (loaded | opened)
