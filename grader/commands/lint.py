@@ -216,8 +216,6 @@ def _run_checks(lesson: Lesson, found: Findings, examples: int) -> None:
         "--continue-on-collection-errors",
         "--assert=plain",
         "--tb=native",
-        "-p",
-        "no:doctest",
     ]
     captured = io.StringIO()
     with (

@@ -128,9 +128,8 @@ def prime(lesson: Lesson, settings: Settings, *, scratch: Path) -> int:
     reference (0 with replay off, without a reference, unsandboxed, or with nothing to learn)."""
     if not settings.replay or lesson.reference is None:
         return 0
-    if unkept(lesson, settings) == 0:  # the store's, or the lesson's own: nothing to learn
-        predraw(lesson, settings)
-        return 0
+    if unkept(lesson, settings, else_predraw=True) == 0:  # the store's, or the lesson's own:
+        return 0  # nothing to learn, and their arguments are drawn ahead already
     reference = lesson.reference
 
     def task() -> bytes:

@@ -23,6 +23,7 @@ Every command resolves its lesson once (:func:`find_course`, then
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import json
 import os
@@ -202,8 +203,11 @@ def released(lesson: Lesson) -> Released:
     return Released(server=server, depends=tuple(pairs))
 
 
+@functools.lru_cache(maxsize=64)
 def exercises_in(source: str) -> tuple[str, ...]:
-    """The top-level functions of ``source`` that hold a solution block, in file order."""
+    """The top-level functions of ``source`` that hold a solution block, in file order. (Kept
+    per text: every run of pytest reads the course again, and a process forked for each
+    submission finds the answer its parent had.)"""
     markers = [row for row, comment in comment_only_lines(source).items() if comment.strip() == BEGIN]
     found = []
     for node in ast.parse(source).body:

@@ -538,21 +538,12 @@ def run_checks(
         *pytest_arguments(lesson, checks),
         "--assert=plain",  # the checks fail through grader.expect, never a bare assert
         # the report is read from each failure's exception (Collector): pytest's own rendering of
-        # a traceback, which parses the source around every frame, is kept to its plainest form
-        "--tb=native",
+        # it, which nothing reads, is kept to one line (a traceback formatted for each failing
+        # check was a sixth of a stub's grading; pytest's own errors are printed whole anyway)
+        "--tb=line",
         # a check file that cannot be imported is the lesson's mistake, noted (Collector): the
         # checks of the lesson's other files still run
         "--continue-on-collection-errors",
-        "-p",
-        "no:doctest",
-        "-p",
-        "no:unraisableexception",  # its clean-up runs gc five times: a tenth of a second
-        "-p",
-        "no:threadexception",
-        # what a grading run never asks for (a debugger, a paste service, a JUnit file of pytest's
-        # own, a run that stops at the first failure, fixture plans): not even imported
-        *("-p", "no:debugging", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:stepwise"),
-        *("-p", "no:setuponly", "-p", "no:setupplan"),
     ]
     captured = io.StringIO()
     alone = not opened.runs_here  # nothing in this process draws from numpy's global generator
@@ -651,9 +642,10 @@ class _Predraw:
     """Collects the checks, with ``settings``, and draws ahead the arguments of every kept
     example (:func:`grader.engine.replay.predraw`), those the lesson ships (:mod:`.shipped`)
     read first; runs none. Counts the properties whose examples this process does not keep
-    (:attr:`unkept`)."""
+    (:attr:`unkept`). ``draw``: True draws, False does not, None draws only where every
+    property is kept (none is then left for the engine to find)."""
 
-    def __init__(self, settings: Settings, *, draw: bool = True):
+    def __init__(self, settings: Settings, *, draw: bool | None = True):
         self.settings = settings
         self.draw = draw
         self.drawn = 0
@@ -667,23 +659,26 @@ class _Predraw:
     def pytest_collection_modifyitems(self, items):
         for lesson in {lesson_of(item) for item in items} - {None}:
             shipped.load(lesson, settle(self.settings, lesson.private))  # as a grading's would
-        for item in items:  # after the plugin's own: every check is marked for its seed
-            lesson = lesson_of(item)
-            if lesson is None:
-                continue
-            key = replay_key(item, lesson)
-            if getattr(item.obj, "hypothesis", None) is not None and replay.kept(key) is None:
-                self.unkept += 1
-            if self.draw:
+        checks = [(item, lesson_of(item)) for item in items]
+        checks = [(item, replay_key(item, lesson)) for item, lesson in checks if lesson is not None]
+        self.unkept = sum(
+            1
+            for item, key in checks
+            if getattr(item.obj, "hypothesis", None) is not None and replay.kept(key) is None
+        )
+        if self.draw or (self.draw is None and self.unkept == 0):
+            for item, key in checks:  # after the plugin's own: every check is marked for its seed
                 give_seed(item.obj)  # once, for every child that runs the engine on it
                 self.drawn += replay.predraw(item.obj, key)
 
 
-def unkept(lesson: Lesson, settings: Settings) -> int:
+def unkept(lesson: Lesson, settings: Settings, *, else_predraw: bool = False) -> int:
     """How many of ``lesson``'s properties this process keeps no examples of, once it has read
     those the lesson ships (:mod:`.shipped`; the store's are read by :func:`prepare`). A
-    zygote that keeps every one need not grade the reference to learn them."""
-    counter = _Predraw(settings, draw=False)
+    zygote that keeps every one need not grade the reference to learn them. With
+    ``else_predraw``, where it keeps every one, their arguments are drawn ahead in the same
+    collection, as :func:`predraw` draws them."""
+    counter = _Predraw(settings, draw=None if else_predraw and _draws_ahead(lesson, settings) else False)
     _collect_only(lesson, counter)
     return counter.unkept
 
@@ -707,11 +702,17 @@ def predraw(lesson: Lesson, settings: Settings) -> int:
     that each child forked from it only calls the checks on them; returns how many examples.
     For a zygote, after it adopted its examples and before any child (a child's copy of them
     is its own)."""
-    if not settings.replay or settle(settings, lesson.private).level is Isolation.NONE:
+    if not _draws_ahead(lesson, settings):
         return 0
     drawer = _Predraw(settings)
     _collect_only(lesson, drawer)
     return drawer.drawn
+
+
+def _draws_ahead(lesson: Lesson, settings: Settings) -> bool:
+    """Whether a grading of ``lesson`` with ``settings`` replays its examples in a sandbox, where
+    their arguments may be drawn ahead (:func:`predraw`)."""
+    return bool(settings.replay) and settle(settings, lesson.private).level is not Isolation.NONE
 
 
 def prepare_sandbox(lesson: Lesson, settings: Settings) -> None:
@@ -725,9 +726,28 @@ def prepare_sandbox(lesson: Lesson, settings: Settings) -> None:
             pass  # nothing is running: the grading that needs a sandbox starts one, as without this
 
 
+#: pytest's own plugins that no run of the grader's asks for, each turned off (``-p no:NAME``):
+#: doctests; the clean-up of the plugins that report exceptions no one caught, which runs the
+#: garbage collector five times (a tenth of a second, whether a check ran or not); a debugger, a
+#: paste service, a JUnit file of pytest's own, a run that stops at its first failure, fixture plans.
+UNUSED_PLUGINS = (
+    "doctest",
+    "unraisableexception",
+    "threadexception",
+    "debugging",
+    "pastebin",
+    "junitxml",
+    "stepwise",
+    "setuponly",
+    "setupplan",
+)
+
+
 def pytest_arguments(lesson: Lesson, checks: Path | None) -> list[str]:
     """pytest's arguments for ``lesson``'s checks (or those under ``checks``): quiet, with the
-    grader's plugin and no cache, whatever the course's own pytest settings say."""
+    grader's plugin, no cache and none of :data:`UNUSED_PLUGINS`, whatever the course's own
+    pytest settings say. Every run of pytest the grader makes starts from these (a grading, a
+    collection alone, the lint)."""
     where = ["--rootdir", str(lesson.root)]
     return [
         str(checks or lesson.checks),
@@ -735,6 +755,7 @@ def pytest_arguments(lesson: Lesson, checks: Path | None) -> list[str]:
         "grader.plugin",
         "-p",
         "no:cacheprovider",
+        *(arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")),
         "-o",
         "addopts=",
         *where,
