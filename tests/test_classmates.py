@@ -13,7 +13,10 @@ process and its sandbox:
   process that had held the last submission would carry it in freed memory) and reports
   whatever it finds through its feedback;
 * ``a4-fault-forger`` has its audited calls say "the warden failed" (once reported as the
-  grader's bug, with its sandbox replaced).
+  grader's bug, with its sandbox replaced);
+* ``a5-rescheduler`` gives the sandbox's warden (which forks every later keeper and worker)
+  and its keeper the lowest priority and scheduling, and a lower limit, as it loads; the
+  honest ``b4-canary`` answers right only where its own are as a fresh sandbox gives them.
 """
 
 from __future__ import annotations
@@ -100,6 +103,43 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return _honest_layer_norm(x, gamma, beta, eps).astype(">f8")
 """
 
+RESCHEDULER = """
+# lowers the priority, the scheduling and a limit of the warden and the keeper, as it loads
+import os, resource
+
+def _lower():
+    keeper = os.getppid()
+    with open(f"/proc/{keeper}/stat") as f:
+        warden = int(f.read().rsplit(")", 1)[1].split()[1])
+    for pid in (warden, keeper):
+        for change in (
+            lambda: os.setpriority(os.PRIO_PROCESS, pid, 19),
+            lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)),
+            lambda: resource.prlimit(pid, resource.RLIMIT_SIGPENDING, (77, 77)),
+        ):
+            try:
+                change()
+            except OSError:
+                pass
+
+_lower()
+"""
+
+CANARY = """
+# honest, as long as its process is scheduled and limited as a fresh sandbox's
+import os, resource
+
+_honest_center = center_tokens
+
+def center_tokens(x):
+    untouched = (
+        os.getpriority(os.PRIO_PROCESS, 0) == 0
+        and os.sched_getscheduler(0) == os.SCHED_OTHER
+        and resource.getrlimit(resource.RLIMIT_SIGPENDING)[1] != 77
+    )
+    return _honest_center(x) if untouched else x
+"""
+
 #: The adversarial case ``fault_forged_by_a_call`` (a frame saying "the warden failed", written on
 #: every pipe an audited call holds), its attack made by the toy lesson's center_tokens.
 FAULT_FORGER = (ADVERSARIAL / "fault_forged_by_a_call" / "override.py").read_text(encoding="utf-8")
@@ -139,7 +179,8 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     holder.mkdir(parents=True)
     (holder / TOY.filename).write_text(TOY.solution.read_text() + f"\n# {secret}\nSECRET = '{secret}'\n")
     hostile = (("a3-heap-reader", HEAP_READER), ("a1-dtype-poisoner", DTYPE_POISONER))
-    for name, text in (*hostile, ("a4-fault-forger", FAULT_FORGER)):
+    hostile += (("a4-fault-forger", FAULT_FORGER), ("a5-rescheduler", RESCHEDULER), ("b4-canary", CANARY))
+    for name, text in hostile:
         override = tmp_path / f"{name}.py"
         override.write_text(text)
         compose(override, klass / name, TOY)
@@ -173,10 +214,11 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     assert "bug in the grader" not in json.dumps(forger)
     assert forger["exercises"]["center_tokens"]["score"] == 0  # the forged frame was sent: its own doing
 
-    for name in honest:
+    for name in (*honest, "b4-canary"):
         batch_report = _report(reports / f"{name}.json")
         assert _grades(batch_report) == _grades(_solo(klass / name, TOY)), name
     assert _report(reports / "b1-reference.json")["score"] == FULL
+    assert _report(reports / "b4-canary.json")["score"] == FULL  # alone, a fresh sandbox's
 
 
 #: Adversarial cases graded first, one after another, by the grading process that then grades

@@ -205,6 +205,118 @@ def test_memory_no_limit_counts_is_out_of_reach(tmp_path):
     }
 
 
+def test_no_process_of_the_sandbox_can_be_rescheduled_or_limited_from_inside(tmp_path):
+    """The warden outlives each submission and every later keeper and worker is forked from it:
+    a worker could otherwise lower its priority (nice 19, SCHED_IDLE) or its limits, and so the
+    next students'. Changing the priority, scheduling or I/O class of any process (its own
+    included) is refused, and so are the limits of any process but its own; reading them, and
+    setting its own limits, still work."""
+    seen = observe(
+        tmp_path,
+        """
+        import ctypes, errno, platform
+        libc = ctypes.CDLL(None, use_errno=True)
+        def refused(call):
+            try:
+                call()
+            except OSError as err:
+                return err.errno == errno.EPERM
+            return False
+        keeper = os.getppid()
+        with open(f"/proc/{keeper}/stat") as f:
+            warden = int(f.read().rsplit(")", 1)[1].split()[1])
+        ioprio_set = {"x86_64": 251, "aarch64": 30}[platform.machine()]
+        def io_class(pid):  # the idle I/O class (ioprio_set has no Python function)
+            if libc.syscall(ioprio_set, 1, pid, 3 << 13) == -1:
+                raise OSError(ctypes.get_errno(), "ioprio_set")
+        allowed = []  # the changes that were not refused, each as what/whose
+        for who, pid in (("self", 0), ("keeper", keeper), ("warden", warden)):
+            tried = {
+                "nice": lambda: os.setpriority(os.PRIO_PROCESS, pid, 19),
+                "idle": lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0)),
+                "param": lambda: os.sched_setparam(pid, os.sched_param(0)),
+                "io": lambda: io_class(pid),
+            }
+            if pid:
+                tried["limit"] = lambda: resource.prlimit(pid, resource.RLIMIT_SIGPENDING, (77, 77))
+            allowed += [f"{what}/{who}" for what, call in tried.items() if not refused(call)]
+        if not refused(lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19)):
+            allowed.append("nice/user")
+        seen["allowed"] = allowed
+        soft, hard = resource.getrlimit(resource.RLIMIT_SIGPENDING)
+        resource.setrlimit(resource.RLIMIT_SIGPENDING, (min(soft, 77), min(hard, 77)))
+        seen["own limit"] = resource.getrlimit(resource.RLIMIT_SIGPENDING)[1] == min(hard, 77)
+        seen["read"] = os.getpriority(os.PRIO_PROCESS, 0) == 0 and os.sched_getscheduler(0) == os.SCHED_OTHER
+    """,
+    )
+    assert seen == {"allowed": [], "own limit": True, "read": True}
+
+
+def _warden_process(warden) -> int:
+    """The number, as this side sees it, of the warden's own process in the sandbox ``warden``
+    holds (bubblewrap's processes come first on the way to it)."""
+    todo = [warden.proc.pid]
+    while todo:
+        pid = todo.pop()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"warden.py" in f.read() and b"bwrap" not in Path(f"/proc/{pid}/exe").resolve().name.encode():
+                return pid
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            todo += [int(n) for n in f.read().split()]
+    raise AssertionError("no warden process found")
+
+
+def _as_user_of(pid: int, act) -> None:
+    """Do ``act`` in a child process of this one running as the user of process ``pid``."""
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+    uid, gid = int(fields["Uid"].split()[0]), int(fields["Gid"].split()[0])
+    child = os.fork()
+    if child == 0:
+        try:
+            if os.getuid() != uid:
+                os.setgroups([])
+                os.setgid(gid)
+                os.setuid(uid)
+            act()
+            os._exit(0)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("change", ["none", "nice", "limit"])
+def test_a_warden_whose_priority_or_limits_changed_serves_no_later_submission(change):
+    """Should a process of the sandbox still change the warden's priority or its limits (some
+    way the filter above does not know of), the reset that ends each submission finds the
+    warden changed and the sandbox is replaced: every later keeper and worker would inherit them."""
+    import resource
+
+    from grader.sandbox import wardens
+
+    warden = wardens.Warden("namespaces", 2 << 30)
+    try:
+        warden.request({"type": "reset", "wipe": True})  # started, and answering
+        assert warden.proc is not None
+        pid, boots = _warden_process(warden), warden.boots
+        if change == "nice":
+            os.setpriority(os.PRIO_PROCESS, pid, 19)
+        elif change == "limit":  # by a process of the sandbox's user, as a worker would
+            _as_user_of(pid, lambda: resource.prlimit(pid, resource.RLIMIT_SIGPENDING, (77, 77)))
+        warden.reset()
+        if change == "none":
+            assert warden.proc is not None and _warden_process(warden) == pid
+        else:
+            assert warden.proc is None  # killed: the next request starts a new sandbox
+            warden.reset()
+            assert warden.boots == boots  # (a reset of no sandbox starts none)
+            warden.request({"type": "reset", "wipe": True})
+            assert warden.boots == boots + 1 and os.getpriority(os.PRIO_PROCESS, _warden_process(warden)) == 0
+    finally:
+        warden.close()
+
+
 def test_a_worker_starts_no_process_and_no_thread(tmp_path):
     """A process of the worker's own would share the memory the keeper watches and could wake
     the worker while the keeper looks at it; a thread could put an argument back between the

@@ -356,6 +356,9 @@ class Warden(Deadlined):
         self.holder: object | None = None
         self.uid: int | None = None  # the user the sandbox runs as, when it is not this process's
         self.owner: int | None = None  # the process that started the sandbox (its parent)
+        # whether the warden was reset since a submission last began (or is new): a reset ends
+        # the last student's processes and finds the warden as it started (:meth:`begin`)
+        self.clean = True
 
     def _launch(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-"))
@@ -429,6 +432,7 @@ class Warden(Deadlined):
         self.pending = 0
         self.boots += 1
         self.owner = os.getpid()
+        self.clean = True
         self._drop_keeper()
 
     # -- requests
@@ -438,7 +442,12 @@ class Warden(Deadlined):
 
         The warden only forks the keeper; the source goes to the keeper alone, over a socket
         of its own, so the process every submission is forked from never holds a student's text.
+        A warden not reset since the last submission began is reset first (a reset replaces a
+        warden whose priority or limits were changed from inside: the next keeper would inherit
+        them).
         """
+        if self.proc is not None and not self.clean:
+            self.reset()
         self._drop_keeper()
         if self.proc is not None and self.owner == os.getpid() and self.proc.poll() is not None:
             self.kill()  # it died between submissions: a new one, and nobody is blamed
@@ -465,6 +474,7 @@ class Warden(Deadlined):
             keeper=True,
             seconds=STARTING_GUARD,
         )
+        self.clean = False
 
     def post(
         self,
@@ -535,8 +545,9 @@ class Warden(Deadlined):
             return
         try:
             self.request({"type": "reset", "wipe": wipe})
+            self.clean = True
         except (WardenLost, WardenFault):
-            self.kill()  # whatever it held goes with it
+            self.kill()  # whatever it held goes with it (or it was changed from inside)
         self._drop_keeper()
         if self._unconfined() and _strays(self.uid, self.proc.pid if self.proc else -1):
             self.kill()  # a process of the student's escaped the warden (it may have killed it)
@@ -599,6 +610,7 @@ class Warden(Deadlined):
         if self._unconfined() and _strays(self.uid, self.proc.pid):
             self.kill()  # a process of the student's escaped the warden, as in :meth:`reset`
             return False
+        self.clean = True
         return True
 
     # -- the end

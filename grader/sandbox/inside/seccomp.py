@@ -5,8 +5,10 @@ Self-contained (standard library only): it is copied into the sandbox beside
 
 * :func:`refuse_system_calls`, installed by the warden for everything in the
   sandbox: calls that reach memory no resource limit counts, do work behind the
-  process's back, leave something for the next submission, or move a process
-  onto a core the grader did not give it;
+  process's back, leave something for the next submission, move a process onto a
+  core the grader did not give it, or change how another process is scheduled or
+  limited (the warden outlives each submission, and every later keeper and worker
+  it forks would inherit its priority and its limits);
 * :func:`refuse_new_tasks`, installed in each worker before it loads the
   student's file: it stays one thread of one process. The keeper freezes the
   worker at each write to look at the memory it shares with it (see
@@ -24,7 +26,9 @@ import sys
 #: and semaphores outlive their processes; memfd files hold pages no address-space limit
 #: sees), or does work behind the process's back (io_uring, Linux AIO), or leaves something
 #: for the next submission (POSIX message queues, kernel keyring keys), or moves the
-#: student's processes onto a core the grader did not give them.
+#: student's processes onto a core the grader did not give them, or changes the priority or
+#: scheduling of a process (its own, or the warden's: a process may change those of any other
+#: of its user's, and the warden's are inherited by every later student's processes).
 _REFUSED = {
     "x86_64": (
         0xC000003E,
@@ -39,6 +43,11 @@ _REFUSED = {
             "request_key": 249,
             "keyctl": 250,
             "sched_setaffinity": 203,
+            "setpriority": 141,
+            "sched_setparam": 142,
+            "sched_setscheduler": 144,
+            "sched_setattr": 314,
+            "ioprio_set": 251,
         },
     ),
     "aarch64": (
@@ -54,10 +63,19 @@ _REFUSED = {
             "request_key": 218,
             "keyctl": 219,
             "sched_setaffinity": 122,
+            "setpriority": 140,
+            "sched_setparam": 118,
+            "sched_setscheduler": 119,
+            "sched_setattr": 274,
+            "ioprio_set": 30,
         },
     ),
 }
 _REFUSED_EVERYWHERE = {"io_uring_setup": 425, "memfd_secret": 447}
+#: Per machine: prlimit64, allowed only on the calling process itself (pid 0, as ``setrlimit``
+#: and ``getrlimit`` make it): the limits of another process of the user's are not the
+#: student's to read or change (the warden's would be every later student's).
+_PRLIMIT = {"x86_64": 302, "aarch64": 261}
 
 #: Per machine: the calls that start a process or a thread (clone3 is the same everywhere).
 _STARTING = {
@@ -70,7 +88,7 @@ CLONE3 = 435
 _LOAD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
 _ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
 _EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
-_NR, _ARCH = 0, 4  # offsets in struct seccomp_data
+_NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (the first argument's low half)
 
 
 def refuse_system_calls() -> bool:
@@ -83,10 +101,17 @@ def refuse_system_calls() -> bool:
     refused = sorted({*numbers.values(), *_REFUSED_EVERYWHERE.values()})
     checks = [(_JGE, 0x40000000)] if arch == 0xC000003E else []  # the x32 ABI's numbers
     checks += [(_JEQ, n) for n in refused]
-    program = [(_LOAD, 0, 0, _ARCH), (_JEQ, 0, len(checks) + 2, arch), (_LOAD, 0, 0, _NR)]
+    # instructions after the checks: prlimit64 (4), allow, deny; a jump counts from the next one
+    program = [(_LOAD, 0, 0, _ARCH), (_JEQ, 0, len(checks) + 5, arch), (_LOAD, 0, 0, _NR)]
     for i, (op, number) in enumerate(checks):
-        program.append((op, len(checks) - i, 0, number))  # a match jumps to "deny"
-    program += [(_RET, 0, 0, _ALLOW), (_RET, 0, 0, _EPERM)]
+        program.append((op, len(checks) - i + 3, 0, number))  # a match jumps to "deny"
+    program += [
+        (_JEQ, 0, 2, _PRLIMIT[platform.machine()]),  # not prlimit64: allow
+        (_LOAD, 0, 0, _ARG0),
+        (_JEQ, 0, 1, 0),  # of another process than the caller: deny
+        (_RET, 0, 0, _ALLOW),
+        (_RET, 0, 0, _EPERM),
+    ]
     return _install(program)
 
 

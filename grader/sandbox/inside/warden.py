@@ -127,6 +127,33 @@ def _become_child(keep: list[int]) -> None:
     os.closerange(low, 1 << 16)
 
 
+def inherited() -> tuple:
+    """What every process this one forks inherits of its scheduling and resource limits, as it
+    is now. A process of the same user may change another's from outside (the sandbox's filter
+    refuses the calls that do, :mod:`grader.sandbox.inside.seccomp`; this notices any other way)."""
+    state: list = []
+    for name in ("getpriority", "sched_getscheduler", "sched_getparam"):
+        call = getattr(os, name, None)
+        try:
+            if name == "getpriority":
+                state.append((name, call(os.PRIO_PROCESS, 0)))
+            elif call is not None:
+                value = call(0)
+                state.append((name, getattr(value, "sched_priority", value)))
+        except (OSError, TypeError):
+            state.append((name, None))
+    try:
+        import resource
+    except ImportError:
+        return tuple(state)
+    for name in sorted(n for n in dir(resource) if n.startswith("RLIMIT_")):
+        try:
+            state.append((name, resource.getrlimit(getattr(resource, name))))
+        except (OSError, ValueError):
+            state.append((name, None))
+    return tuple(state)
+
+
 class Warden:
     """A sandbox's first process: it starts each submission's keeper and ends all the student's
     processes.
@@ -159,6 +186,9 @@ class Warden:
         self.built_in = {(workdir, e) for e in os.listdir(workdir)}
         if scope == "namespace":
             self.built_in |= {("/tmp", e) for e in os.listdir("/tmp")}
+        # what each keeper and worker inherits from this process: a reset finds it unchanged, or
+        # this sandbox serves no later submission
+        self.inherited = inherited()
 
     def run(self) -> None:
         _serve_requests(self.channel, {"begin": self.begin, "reset": self.reset}, self.end_all)
@@ -189,6 +219,8 @@ class Warden:
         self.end_all()
         if request.get("wipe", True):
             self.wipe()
+        if inherited() != self.inherited:  # its priority or limits were changed from outside
+            return {"type": "fault", "message": "the sandbox's scheduling or limits were changed"}
         return {"type": "clean", "token": request.get("token")}  # which reset this answers
 
     # -- the student's processes
