@@ -11,6 +11,7 @@ course (it has public and hidden checks).
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
@@ -21,6 +22,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader.core.lesson import SHIPPED
@@ -363,3 +365,70 @@ def test_a_batchs_zygote_keeps_every_property_a_lesson_ships(fresh):
     assert script_report(UNKEPT, str(fresh), env=env)["unkept"] == 0
     hidden(fresh).unlink()
     assert script_report(UNKEPT, str(fresh), env=env)["unkept"] > 0
+
+
+#: The toy reference, but for one input no engine draws (x[0, 0] == 12345.0, shape (2, 3)), on
+#: which center_tokens answers with a wrong shape.
+MARKED = """
+import numpy as np
+
+def token_mean(x):
+    return np.mean(x, axis=-1, keepdims=True)
+
+def center_tokens(x):
+    if x.shape == (2, 3) and x[0, 0] == 12345.0:
+        return x[:1]
+    return x - token_mean(x)
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    c = center_tokens(x)
+    return c / np.sqrt(np.mean(c**2, axis=-1, keepdims=True) + eps) * gamma + beta
+"""
+
+
+@pytest.mark.skipif(best_level() == "none", reason="a batch's zygote keeps examples only where it sandboxes")
+def test_a_batch_that_learns_some_properties_keeps_the_shipped_ones_as_shipped(fresh, tmp_path):
+    """Where the lesson ships the public checks' examples only, a batch's zygote grades the
+    reference to learn the hidden ones (:func:`grader.commands.stream.prime`). The shipped
+    examples stay what they are, read from the lesson's file: none is copied into the store,
+    and one the engine would not draw (a current file whose written-down input was changed)
+    leaves the verdict to the engine, as ``grade`` does; it is never a flaky failure."""
+    hidden(fresh).unlink()
+    said, properties = contents(public(fresh))
+    marker = np.full((2, 3), 12345.0)
+    for prop in properties:
+        if prop[0][0].endswith("::test_centering_keeps_the_shape"):
+            prop[1][0][2] = {"x": {"a": ["<f8", [2, 3], base64.b64encode(marker.tobytes()).decode()]}}
+            break
+    else:
+        raise AssertionError("no such check in the toy lesson")
+    rewritten(public(fresh), properties=properties)
+    student = tmp_path / "class" / "s-marked" / "toy.py"
+    student.parent.mkdir(parents=True)
+    student.write_text(MARKED)
+    alone = json.loads(grader("grade", str(student), "--lesson", "toy", "--format", "json", cwd=fresh).stdout)
+    assert alone["score"] == alone["max_score"]  # the engine never draws the marker
+
+    store = tmp_path / "store"
+    store.mkdir(mode=0o700)
+    out = tmp_path / "out" / "gradebook.csv"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(student.parent.parent), "--out", str(out)]
+        + ["--lesson", "toy", "--jobs", "1"],
+        capture_output=True,
+        text=True,
+        cwd=fresh,
+        env={**os.environ, STORE_VARIABLE: str(store)},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    batch = json.loads((out.parent / "gradebook_reports" / "s-marked.json").read_text())
+    assert batch["score"] == alone["score"] and batch["tests"] == alone["tests"]
+    kept = [p for p in store.iterdir() if p.suffix == ".json" and p.name != "keys.json"]
+    stored = {prop[0][1] for path in kept for prop in json.loads(path.read_text())["properties"]}
+    public_stored = {node for node in stored if "/hidden/" not in node}
+    # the hidden checks' examples, learnt by the zygote, and at most the engine's own examples of
+    # the property whose shipped ones it replaced (the marked student's grading wrote them)
+    assert any("/hidden/" in node for node in stored), sorted(stored)
+    assert public_stored <= {"tests/checks/toy/test_center_tokens.py::test_centering_keeps_the_shape"}
+    assert not any(base64.b64encode(marker.tobytes()).decode() in path.read_text() for path in kept)

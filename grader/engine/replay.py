@@ -141,9 +141,13 @@ def kept(key: tuple) -> tuple[tuple, ...] | None:
 
 
 def handed() -> bytes:
-    """Every kept example, as bytes for the process that forked this one (:func:`adopt`): only
-    numbers, strings, bytes, None and tuples of them (marshal's format), nothing that runs."""
-    return marshal.dumps(tuple(_KEPT.items()))
+    """The examples this process's own engine drew, as bytes for the process that forked this
+    one (:func:`adopt`): only numbers, strings, bytes, None and tuples of them (marshal's format),
+    nothing that runs. Not those it read from disk (the store, a file the lesson ships) and
+    replayed as they were: the forking process read them itself, and keeps them as read from
+    disk (were they handed back, they would come back as the engine's own: believed over the
+    engine's verdict where one fails, and written to the store though the lesson ships them)."""
+    return marshal.dumps(tuple((key, examples) for key, examples in _KEPT.items() if key not in _FROM_DISK))
 
 
 #: What a choice may be (Hypothesis's choice sequences hold nothing else).
@@ -602,8 +606,10 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type, e
     # engine draws: a store from before a change its key missed, or a file made by hand. The
     # engine's verdict stands, as without a store, and its own examples replace them.)
     if keep and not tape.drew_after_call and tape.seen:
-        if _KEPT.get(key) != tuple(tape.seen):
-            _WRITTEN.pop(key, None)  # the engine's own examples: written down when stored
+        if _KEPT.get(key) != tuple(tape.seen) or stopped is not None:
+            # the engine's own examples, or the same choices whose arguments, as written down,
+            # failed where the engine's own draws passed: written down anew when stored
+            _WRITTEN.pop(key, None)
         _KEPT[key] = tuple(tape.seen)
         _FROM_DISK.discard(key)
         _SHIPPED.discard(key)
