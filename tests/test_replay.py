@@ -8,6 +8,7 @@ process) is there for the next grading; every test starts with nothing kept.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import marshal
@@ -403,13 +404,25 @@ def test_a_zygote_that_keeps_every_propertys_examples_grades_no_reference(tmp_pa
 
 
 def _drawn_arrays() -> list:
-    """Every array among the arguments drawn ahead (grader.engine.replay.predraw)."""
+    """Every array of numbers among the arguments drawn ahead (grader.engine.replay.predraw),
+    those inside tuples, lists and a lesson's dataclasses (a layer of weights) included."""
     arrays = []
+
+    def walk(value) -> None:
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "f":
+                arrays.append(value)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                walk(item)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for field in dataclasses.fields(value):
+                walk(getattr(value, field.name))
+
     for made in replay._DRAWN.values():
         for one in made:
             for value in one[1].values() if one is not None else ():
-                if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-                    arrays.append(value)
+                walk(value)
     return arrays
 
 
