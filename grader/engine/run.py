@@ -157,6 +157,9 @@ class Collector:
             module = getattr(item, "module", None)
             if module is not None and Path(module.__file__).parent == self.lesson.checks:
                 self.package = module.__package__ or ""
+            # a failure is read from its exception (pytest_runtest_makereport): pytest's own
+            # rendering of it, which walks and filters every frame of the traceback, is not made
+            item.repr_failure = _unrendered
         self.weak = self._weak_checks([*keep, *drop])
         items[:] = keep
         if drop:
@@ -574,6 +577,12 @@ def run_checks(
         pictures=collector.pictures,
         lesson_errors=tuple(collector.faults.values()),
     )
+
+
+def _unrendered(excinfo) -> str:
+    """What pytest keeps of a graded check's failure (in the place of its rendered traceback:
+    the report is made from the exception itself)."""
+    return f"{excinfo.typename} (the grader's report says more)"
 
 
 @contextlib.contextmanager
