@@ -16,7 +16,11 @@ process and its sandbox:
   grader's bug, with its sandbox replaced);
 * ``a5-rescheduler`` gives the sandbox's warden (which forks every later keeper and worker)
   and its keeper the lowest priority and scheduling, and a lower limit, as it loads; the
-  honest ``b4-canary`` answers right only where its own are as a fresh sandbox gives them.
+  honest ``b4-canary`` answers right only where its own are as a fresh sandbox gives them;
+* ``a6-deep-folders`` leaves in the sandbox's work folder a tree of folders whose path is longer
+  than any path the system takes, its deepest folder locked, and ``a7-deeper-folders`` one
+  deeper than the wipe can walk (the wipe once skipped paths that long, and said the sandbox
+  was clean); the honest ``b5-clean-sandbox`` answers right only in an empty sandbox.
 """
 
 from __future__ import annotations
@@ -140,6 +144,36 @@ def center_tokens(x):
     return _honest_center(x) if untouched else x
 """
 
+#: Leaves a tree of folders ``LEVELS`` deep named ``NAME`` in the sandbox's work folder, its
+#: deepest one locked (read and enter only), made through descriptors (its path is too long).
+DEEP_FOLDERS = """
+import os
+
+def _leave(levels, name):
+    fd = os.open(".", os.O_RDONLY)
+    for level in range(levels):
+        os.mkdir(name % level, dir_fd=fd)
+        inner = os.open(name % level, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(os.open("MARK", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+    os.fchmod(fd, 0o500)
+    os.close(fd)
+
+_leave(LEVELS, NAME)
+"""
+
+CLEAN_SANDBOX = """
+# honest, in a sandbox that holds nothing but this file
+import os
+
+_honest_center = center_tokens
+
+def center_tokens(x):
+    left = [n for n in os.listdir(".") if n != "toy.py"] + os.listdir("/tmp")
+    return x if left else _honest_center(x)
+"""
+
 #: The adversarial case ``fault_forged_by_a_call`` (a frame saying "the warden failed", written on
 #: every pipe an audited call holds), its attack made by the toy lesson's center_tokens.
 FAULT_FORGER = (ADVERSARIAL / "fault_forged_by_a_call" / "override.py").read_text(encoding="utf-8")
@@ -180,6 +214,11 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     (holder / TOY.filename).write_text(TOY.solution.read_text() + f"\n# {secret}\nSECRET = '{secret}'\n")
     hostile = (("a3-heap-reader", HEAP_READER), ("a1-dtype-poisoner", DTYPE_POISONER))
     hostile += (("a4-fault-forger", FAULT_FORGER), ("a5-rescheduler", RESCHEDULER), ("b4-canary", CANARY))
+    hostile += (
+        ("a6-deep-folders", DEEP_FOLDERS.replace("LEVELS, NAME", "20, 'd%02d' + 'x' * 247")),
+        ("a7-deeper-folders", DEEP_FOLDERS.replace("LEVELS, NAME", "3000, '%d'")),
+        ("b5-clean-sandbox", CLEAN_SANDBOX),
+    )
     for name, text in hostile:
         override = tmp_path / f"{name}.py"
         override.write_text(text)
@@ -214,11 +253,12 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     assert "bug in the grader" not in json.dumps(forger)
     assert forger["exercises"]["center_tokens"]["score"] == 0  # the forged frame was sent: its own doing
 
-    for name in (*honest, "b4-canary"):
+    for name in (*honest, "b4-canary", "b5-clean-sandbox"):
         batch_report = _report(reports / f"{name}.json")
         assert _grades(batch_report) == _grades(_solo(klass / name, TOY)), name
     assert _report(reports / "b1-reference.json")["score"] == FULL
-    assert _report(reports / "b4-canary.json")["score"] == FULL  # alone, a fresh sandbox's
+    for canary in ("b4-canary", "b5-clean-sandbox"):  # alone, each in a fresh sandbox
+        assert _report(reports / f"{canary}.json")["score"] == FULL, canary
 
 
 #: Adversarial cases graded first, one after another, by the grading process that then grades

@@ -317,6 +317,50 @@ def test_a_warden_whose_priority_or_limits_changed_serves_no_later_submission(ch
         warden.close()
 
 
+def test_the_wipe_removes_a_locked_tree_whose_path_is_too_long_to_use():
+    """A student's tree of folders 20 deep with names of 250 characters (a path far longer than
+    the system takes), its deepest folder locked (read and enter only), is removed whole by the
+    wipe between two submissions, working as the sandbox's user would (never as root, whom no
+    lock stops)."""
+    import shutil
+    import tempfile
+
+    from grader.sandbox.inside.warden import _remove_tree
+
+    folder = tempfile.mkdtemp(prefix="grader-wipe-")
+    os.chmod(folder, 0o777)
+    try:
+        child = os.fork()
+        if child == 0:
+            code = 1
+            try:
+                if os.getuid() == 0:
+                    os.setgroups([])
+                    os.setgid(65534)
+                    os.setuid(65534)
+                fd = os.open(folder, os.O_RDONLY)
+                os.mkdir("left", dir_fd=fd)
+                for level in range(21):
+                    inner = os.open(
+                        "left" if level == 0 else f"{level:02d}" + "x" * 248, os.O_RDONLY, dir_fd=fd
+                    )
+                    os.close(fd)
+                    fd = inner
+                    if level < 20:
+                        os.mkdir(f"{level + 1:02d}" + "x" * 248, dir_fd=fd)
+                os.close(os.open("MARK", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+                os.fchmod(fd, 0o500)
+                os.close(fd)
+                _remove_tree(os.path.join(folder, "left"))
+                code = 0 if os.listdir(folder) == [] else 3
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_a_worker_starts_no_process_and_no_thread(tmp_path):
     """A process of the worker's own would share the memory the keeper watches and could wake
     the worker while the keeper looks at it; a thread could put an argument back between the

@@ -36,6 +36,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 
@@ -217,8 +218,8 @@ class Warden:
 
     def reset(self, request: dict) -> dict:
         self.end_all()
-        if request.get("wipe", True):
-            self.wipe()
+        if request.get("wipe", True) and not self.wipe():  # the trusted side replaces the sandbox
+            return {"type": "fault", "message": "what the student left in the sandbox could not be removed"}
         if inherited() != self.inherited:  # its priority or limits were changed from outside
             return {"type": "fault", "message": "the sandbox's scheduling or limits were changed"}
         return {"type": "clean", "token": request.get("token")}  # which reset this answers
@@ -259,8 +260,21 @@ class Warden:
             time.sleep(0.001)
         self.children.clear()
 
-    def wipe(self) -> None:
-        """Empty the work folder (and, in a namespace, /tmp) of anything the student left."""
+    def wipe(self) -> bool:
+        """Empty the work folder (and, in a namespace, /tmp) of anything the student left;
+        whether nothing of it is left (a sandbox that cannot be emptied serves no one else)."""
+        for entry in self._students():
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    _remove_tree(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+        return not any(True for _ in self._students())
+
+    def _students(self):
+        """Each entry of the folders wiped that the student left there."""
         folders = [self.workdir] + (["/tmp"] if self.scope == "namespace" else []) + self.sweep
         for folder in folders:
             try:
@@ -275,13 +289,7 @@ class Warden:
                         continue  # not the student's
                 except OSError:
                     continue
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        _remove_tree(entry.path)
-                    else:
-                        os.unlink(entry.path)
-                except OSError:
-                    pass
+                yield entry
 
 
 class Keeper:
@@ -432,18 +440,27 @@ def _reap() -> None:
 
 
 def _remove_tree(top: str) -> None:
-    """Remove a folder the student may have locked (chmod 0): open each level up first."""
+    """Remove a folder the student may have locked (chmod 0) at any level: each folder is opened
+    up (0700) before it is entered, reached from its parent's descriptor (a path to a deep one
+    would be too long to use), and the whole is then removed through descriptors. Only the
+    student's processes could change it meanwhile, and they are all ended. What cannot be
+    removed (a tree too deep to walk) is left: the wipe sees it and the sandbox is replaced."""
     try:
-        os.chmod(top, 0o700)
-    except OSError:
+        if stat.S_ISDIR(os.lstat(top).st_mode):
+            os.chmod(top, 0o700)
+        for _, dirs, _, parent in os.fwalk(top):  # top-down, links not followed
+            for name in dirs:
+                try:
+                    if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                        os.chmod(name, 0o700, dir_fd=parent)
+                except OSError:
+                    pass
+    except (OSError, RecursionError):
         pass
-    for root, dirs, _ in os.walk(top):  # top-down: a folder is opened before it is entered
-        for name in dirs:
-            try:
-                os.chmod(os.path.join(root, name), 0o700, follow_symlinks=False)
-            except (OSError, NotImplementedError):
-                pass
-    shutil.rmtree(top, ignore_errors=True)
+    try:
+        shutil.rmtree(top, ignore_errors=True)
+    except RecursionError:
+        pass
 
 
 def _children_of(pid: int) -> list[int]:
