@@ -317,6 +317,37 @@ def test_a_warden_whose_priority_or_limits_changed_serves_no_later_submission(ch
         warden.close()
 
 
+def test_another_submission_begins_only_after_a_reset_that_finds_the_warden_as_it_started():
+    """The trusted side resets the sandbox at the end of each submission; should one begin
+    without that (a submission that never closed), the warden first resets, wipes and checks
+    itself: here its priority was changed meanwhile, so the next submission gets a new sandbox.
+    The same submission beginning again (its worker replaced) keeps its sandbox."""
+    import time as clock
+
+    from grader.sandbox import wardens
+
+    class Holder:
+        pass
+
+    first, second = Holder(), Holder()
+    warden = wardens.Warden("namespaces", 2 << 30)
+    source = TOY.solution.read_bytes()
+    try:
+        warden.begin(first, source, TOY, 2 << 30)
+        warden.collect(clock.monotonic() + 60)
+        boots, pid = warden.boots, _warden_process(warden)
+        warden.begin(first, source, TOY, 2 << 30)  # the same submission again: nothing reset
+        warden.collect(clock.monotonic() + 60)
+        assert warden.boots == boots and warden.proc is not None
+        os.setpriority(os.PRIO_PROCESS, pid, 19)
+        warden.begin(second, source, TOY, 2 << 30)  # another one, with no reset in between
+        warden.collect(clock.monotonic() + 60)
+        assert warden.boots == boots + 1  # a new sandbox
+        assert os.getpriority(os.PRIO_PROCESS, _warden_process(warden)) == 0
+    finally:
+        warden.close()
+
+
 def test_the_wipe_removes_a_locked_tree_whose_path_is_too_long_to_use():
     """A student's tree of folders 20 deep with names of 250 characters (a path far longer than
     the system takes), its deepest folder locked (read and enter only), is removed whole by the

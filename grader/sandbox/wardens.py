@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -356,9 +357,11 @@ class Warden(Deadlined):
         self.holder: object | None = None
         self.uid: int | None = None  # the user the sandbox runs as, when it is not this process's
         self.owner: int | None = None  # the process that started the sandbox (its parent)
-        # whether the warden was reset since a submission last began (or is new): a reset ends
-        # the last student's processes and finds the warden as it started (:meth:`begin`)
+        # whether the warden was reset and wiped since a submission last began (or is new): such
+        # a reset ends the student's processes, empties the sandbox and finds the warden as it
+        # started (:meth:`begin`); and whose submission began last (a weak reference)
         self.clean = True
+        self.last_holder = None
 
     def _launch(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-"))
@@ -442,11 +445,14 @@ class Warden(Deadlined):
 
         The warden only forks the keeper; the source goes to the keeper alone, over a socket
         of its own, so the process every submission is forked from never holds a student's text.
-        A warden not reset since the last submission began is reset first (a reset replaces a
-        warden whose priority or limits were changed from inside: the next keeper would inherit
-        them).
+        Another submission than the last one to begin here begins only after a reset that wiped
+        the sandbox (one is made now if none was): it ends the last student's processes, leaves
+        none of its files, and replaces a warden whose priority or limits were changed from inside
+        (the next keeper would inherit them). The same submission beginning again (its worker
+        replaced) keeps its files, as a reset that does not wipe does.
         """
-        if self.proc is not None and not self.clean:
+        last = self.last_holder() if self.last_holder is not None else None
+        if self.proc is not None and not self.clean and last is not holder:
             self.reset()
         self._drop_keeper()
         if self.proc is not None and self.owner == os.getpid() and self.proc.poll() is not None:
@@ -474,7 +480,7 @@ class Warden(Deadlined):
             keeper=True,
             seconds=STARTING_GUARD,
         )
-        self.clean = False
+        self.clean, self.last_holder = False, weakref.ref(holder)
 
     def post(
         self,
@@ -545,7 +551,7 @@ class Warden(Deadlined):
             return
         try:
             self.request({"type": "reset", "wipe": wipe})
-            self.clean = True
+            self.clean = self.clean or wipe
         except (WardenLost, WardenFault):
             self.kill()  # whatever it held goes with it (or it was changed from inside)
         self._drop_keeper()
