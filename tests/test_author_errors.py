@@ -69,6 +69,18 @@ def name_in_a_check(c):
     return CENTER, "got = studnet.center_tokens(x)", "NameError"
 
 
+def unprintable_error_in_a_check(c):
+    """A check that raises an exception whose message cannot be made (its ``__str__`` fails)."""
+    edit(
+        c / CENTER,
+        '@graded("center_tokens", points=3)\n',
+        "class Unprintable(Exception):\n    def __str__(self):\n        return str(1 / 0)\n\n\n"
+        '@graded("center_tokens", points=3)\n',
+    )
+    edit(c / CENTER, "    got = student.center_tokens(x)\n", "    raise Unprintable()\n")
+    return CENTER, "raise Unprintable()", "Unprintable"
+
+
 def probe_that_raises(c):
     """A probe whose own code stops (``diagnoses.py`` cannot be imported)."""
     edit(c / CHECKS / "diagnoses.py", '{"x": np.array([[1.0, 2.0, 6.0]', '{"x": np.arry([[1.0, 2.0, 6.0]')
@@ -131,6 +143,7 @@ CENTERING = {
 KEPT_FROM_RUNNING = [
     (typo_in_a_check, {"centering_keeps_the_shape"}, set(), "AttributeError: module 'grader.expect'"),
     (name_in_a_check, {"centering_subtracts_each_token_mean"}, set(), "NameError: name 'studnet'"),
+    (unprintable_error_in_a_check, {"centering_subtracts_each_token_mean"}, set(), "Unprintable"),
     (misnamed_fixture, {"centering_keeps_the_shape"}, set(), "'studnet', which no fixture provides"),
     (strategy_that_cannot_draw, set(POINTS), set(), "InvalidArgument"),  # every check draws tokens()
     (two_checks_of_one_name, set(), set(), "another check has the name"),  # the second is set aside

@@ -86,8 +86,17 @@ def said(err: BaseException) -> str:
     """An exception in a line: its class and the first line of its message."""
     if isinstance(err, SyntaxError):
         return f"{type(err).__name__}: {err.msg}"
-    text = str(err).strip().splitlines()
+    text = message_of(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+
+
+def message_of(err: BaseException) -> str:
+    """``str(err)``, or '' where the exception's own code cannot make its message (a lesson's
+    exception class whose ``__str__`` fails: the class's name must still be said)."""
+    try:
+        return str(err)
+    except Exception:  # noqa: BLE001 - whatever it raised, the message is not to be had
+        return ""
 
 
 def code_line(function, default: int) -> int:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.authored import message_of
 from ..core.errors import Failure, PropertyFailure, StudentError, StudentTimeout, Unfinished
 from ..core.results import Status
 from .expect import Example, show
@@ -90,7 +91,7 @@ def outcome_of(err: BaseException) -> Outcome:
         )
     return Outcome(
         Status.ERROR,
-        f"The check itself stopped with {type(err).__name__}: {err}. This is probably a bug in "
+        f"The check itself stopped with {type(err).__name__}: {message_of(err)}. This is probably a bug in "
         "the grader, not in your code; please tell your instructor.",
         example,
     )
