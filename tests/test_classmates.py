@@ -18,9 +18,10 @@ process and its sandbox:
   and its keeper the lowest priority and scheduling, and a lower limit, as it loads; the
   honest ``b4-canary`` answers right only where its own are as a fresh sandbox gives them;
 * ``a6-deep-folders`` leaves in the sandbox's work folder a tree of folders whose path is longer
-  than any path the system takes, its deepest folder locked, and ``a7-deeper-folders`` one
-  deeper than the wipe can walk (the wipe once skipped paths that long, and said the sandbox
-  was clean); the honest ``b5-clean-sandbox`` answers right only in an empty sandbox.
+  than any path the system takes, its deepest folder locked (the wipe once skipped paths that
+  long, and said the sandbox was clean), and ``a8-deeper-folders`` one deeper than the wipe can
+  walk; the honest ``a7-clean-sandbox`` and ``b5-clean-sandbox``, graded right after each,
+  answer right only in an empty work folder.
 """
 
 from __future__ import annotations
@@ -164,13 +165,14 @@ _leave(LEVELS, NAME)
 """
 
 CLEAN_SANDBOX = """
-# honest, in a sandbox that holds nothing but this file
+# honest, in a work folder that holds nothing but this file (/tmp is not looked at: where the
+# grader's Python lives below /tmp, a fresh sandbox shows the folders on the way to it there)
 import os
 
 _honest_center = center_tokens
 
 def center_tokens(x):
-    left = [n for n in os.listdir(".") if n != "toy.py"] + os.listdir("/tmp")
+    left = [n for n in os.listdir(".") if n != "toy.py"]
     return x if left else _honest_center(x)
 """
 
@@ -216,7 +218,8 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     hostile += (("a4-fault-forger", FAULT_FORGER), ("a5-rescheduler", RESCHEDULER), ("b4-canary", CANARY))
     hostile += (
         ("a6-deep-folders", DEEP_FOLDERS.replace("LEVELS, NAME", "20, 'd%02d' + 'x' * 247")),
-        ("a7-deeper-folders", DEEP_FOLDERS.replace("LEVELS, NAME", "3000, '%d'")),
+        ("a7-clean-sandbox", CLEAN_SANDBOX),
+        ("a8-deeper-folders", DEEP_FOLDERS.replace("LEVELS, NAME", "3000, '%d'")),
         ("b5-clean-sandbox", CLEAN_SANDBOX),
     )
     for name, text in hostile:
@@ -253,11 +256,11 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     assert "bug in the grader" not in json.dumps(forger)
     assert forger["exercises"]["center_tokens"]["score"] == 0  # the forged frame was sent: its own doing
 
-    for name in (*honest, "b4-canary", "b5-clean-sandbox"):
+    for name in (*honest, "b4-canary", "a7-clean-sandbox", "b5-clean-sandbox"):
         batch_report = _report(reports / f"{name}.json")
         assert _grades(batch_report) == _grades(_solo(klass / name, TOY)), name
     assert _report(reports / "b1-reference.json")["score"] == FULL
-    for canary in ("b4-canary", "b5-clean-sandbox"):  # alone, each in a fresh sandbox
+    for canary in ("b4-canary", "a7-clean-sandbox", "b5-clean-sandbox"):  # alone, each in a fresh sandbox
         assert _report(reports / f"{canary}.json")["score"] == FULL, canary
 
 

@@ -42,7 +42,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import weakref
 from pathlib import Path
 
 import numpy as np
@@ -359,9 +358,9 @@ class Warden(Deadlined):
         self.owner: int | None = None  # the process that started the sandbox (its parent)
         # whether the warden was reset and wiped since a submission last began (or is new): such
         # a reset ends the student's processes, empties the sandbox and finds the warden as it
-        # started (:meth:`begin`); and whose submission began last (a weak reference)
+        # started (:meth:`begin`); and whose submission began last
         self.clean = True
-        self.last_holder = None
+        self.last_holder: object | None = None
 
     def _launch(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="grader-"))
@@ -451,8 +450,7 @@ class Warden(Deadlined):
         (the next keeper would inherit them). The same submission beginning again (its worker
         replaced) keeps its files, as a reset that does not wipe does.
         """
-        last = self.last_holder() if self.last_holder is not None else None
-        if self.proc is not None and not self.clean and last is not holder:
+        if self.proc is not None and not self.clean and self.last_holder is not holder:
             self.reset()
         self._drop_keeper()
         if self.proc is not None and self.owner == os.getpid() and self.proc.poll() is not None:
@@ -480,7 +478,7 @@ class Warden(Deadlined):
             keeper=True,
             seconds=STARTING_GUARD,
         )
-        self.clean, self.last_holder = False, weakref.ref(holder)
+        self.clean, self.last_holder = False, holder
 
     def post(
         self,
