@@ -270,11 +270,16 @@ def _as_user_of(pid: int, act) -> None:
     """Do ``act`` in a child process of this one running as the user of process ``pid``."""
     with open(f"/proc/{pid}/status") as f:
         fields = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
-    uid, gid = int(fields["Uid"].split()[0]), int(fields["Gid"].split()[0])
+    _as_user(int(fields["Uid"].split()[0]), int(fields["Gid"].split()[0]), act)
+
+
+def _as_user(uid: int, gid: int, act) -> None:
+    """Do ``act`` in a child process of this one running as user ``uid`` (where this process
+    may become another user: as root), and require that it return."""
     child = os.fork()
     if child == 0:
         try:
-            if os.getuid() != uid:
+            if os.getuid() == 0 and uid != 0:
                 os.setgroups([])
                 os.setgid(gid)
                 os.setuid(uid)
@@ -360,34 +365,23 @@ def test_the_wipe_removes_a_locked_tree_whose_path_is_too_long_to_use():
 
     folder = tempfile.mkdtemp(prefix="grader-wipe-")
     os.chmod(folder, 0o777)
+
+    def leave_and_wipe() -> None:
+        fd = os.open(folder, os.O_RDONLY)
+        names = ["left", *(f"{level:02d}" + "x" * 248 for level in range(1, 21))]
+        for name in names:
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(os.open("MARK", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+        os.fchmod(fd, 0o500)
+        os.close(fd)
+        _remove_tree(os.path.join(folder, "left"))
+        assert os.listdir(folder) == []
+
     try:
-        child = os.fork()
-        if child == 0:
-            code = 1
-            try:
-                if os.getuid() == 0:
-                    os.setgroups([])
-                    os.setgid(65534)
-                    os.setuid(65534)
-                fd = os.open(folder, os.O_RDONLY)
-                os.mkdir("left", dir_fd=fd)
-                for level in range(21):
-                    inner = os.open(
-                        "left" if level == 0 else f"{level:02d}" + "x" * 248, os.O_RDONLY, dir_fd=fd
-                    )
-                    os.close(fd)
-                    fd = inner
-                    if level < 20:
-                        os.mkdir(f"{level + 1:02d}" + "x" * 248, dir_fd=fd)
-                os.close(os.open("MARK", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
-                os.fchmod(fd, 0o500)
-                os.close(fd)
-                _remove_tree(os.path.join(folder, "left"))
-                code = 0 if os.listdir(folder) == [] else 3
-            finally:
-                os._exit(code)
-        _, status = os.waitpid(child, 0)
-        assert os.waitstatus_to_exitcode(status) == 0
+        _as_user(65534, 65534, leave_and_wipe)  # nobody
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

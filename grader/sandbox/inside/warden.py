@@ -132,16 +132,16 @@ def inherited() -> tuple:
     """What every process this one forks inherits of its scheduling and resource limits, as it
     is now. A process of the same user may change another's from outside (the sandbox's filter
     refuses the calls that do, :mod:`grader.sandbox.inside.seccomp`; this notices any other way)."""
+    readings = (
+        ("nice", lambda: os.getpriority(os.PRIO_PROCESS, 0)),
+        ("policy", lambda: os.sched_getscheduler(0)),
+        ("priority", lambda: os.sched_getparam(0).sched_priority),
+    )
     state: list = []
-    for name in ("getpriority", "sched_getscheduler", "sched_getparam"):
-        call = getattr(os, name, None)
+    for name, read in readings:
         try:
-            if name == "getpriority":
-                state.append((name, call(os.PRIO_PROCESS, 0)))
-            elif call is not None:
-                value = call(0)
-                state.append((name, getattr(value, "sched_priority", value)))
-        except (OSError, TypeError):
+            state.append((name, read()))
+        except (AttributeError, OSError):  # a system that has no such call (macOS)
             state.append((name, None))
     try:
         import resource
