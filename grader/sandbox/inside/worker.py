@@ -61,7 +61,9 @@ def _encode(value, payloads: list[bytes]):
     if isinstance(value, (tuple, list)):  # (plain items are written as they are, without a call)
         return {"__tuple__": [v if type(v) in _PLAIN else _encode(v, payloads) for v in value]}
     if isinstance(value, dict):
-        return {"__dict__": {str(k): v if type(v) in _PLAIN else _encode(v, payloads) for k, v in value.items()}}
+        return {
+            "__dict__": {str(k): v if type(v) in _PLAIN else _encode(v, payloads) for k, v in value.items()}
+        }
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
     return value
