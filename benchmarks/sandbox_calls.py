@@ -10,9 +10,11 @@ fresh process, warms it up, then times ``--calls`` calls of two kinds:
   call also asks the trusted side five times (a frame each way per question);
 
 and reports, per call: the wall time, the processor time of the trusted process, of the keeper
-and of the worker (read from /proc), and their sum. ``--baseline DIR`` (another checkout, e.g.
-``git worktree add --detach DIR main``) runs the same rounds with DIR's code, each right after
-this code's, so that whatever else the machine does hits both alike. ``--grades N`` also times
+and of the worker (read from /proc), their sum, and each one's time split into its own code
+(``user``: Python, mostly) and the kernel's (``sys``: system calls, signals, switches).
+``--baseline DIR`` (another checkout, e.g. ``git worktree add --detach DIR main``) runs the same
+rounds with DIR's code, each right after this code's, so that whatever else the machine does
+hits both alike. ``--grades N`` also times
 N interleaved runs of ``grade --format json`` of the reference and of the gallery's typical
 mistakes with each checkout (wall, and processor time of the command and all it waited for,
 the sandbox included). Every figure is a median.
@@ -55,6 +57,23 @@ def _usage(clock) -> float:
     return reading.cpu if reading is not None else float("nan")
 
 
+def _user_system(pid: int) -> tuple[float, float]:
+    """Seconds process ``pid`` (0: this one) ran its own code and in the kernel (/proc's utime
+    and stime, whole clock ticks: read over many calls)."""
+    if not pid:
+        times = os.times()
+        return times.user, times.system
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[1])
+
+
 def measure(root: Path, calls: int) -> dict:
     """In this process, with ``root``'s grader: per-call figures of each kind of call."""
     sys.path.insert(0, str(root))
@@ -75,6 +94,8 @@ def measure(root: Path, calls: int) -> dict:
             for _ in range(20):  # warm up: the worker's namespaces, the reference's answers
                 assert box.call(name, name, arguments, replace=replace).ok
             walls = []
+            pids = {"trusted": 0, "keeper": _parent(box.worker_pid), "worker": box.worker_pid}
+            split = {who: _user_system(pid) for who, pid in pids.items()}
             keeper, worker = _usage(box.keeper_clock), _usage(box.worker_clock)
             cpu, began = time.process_time(), time.perf_counter()
             for _ in range(calls):
@@ -83,6 +104,10 @@ def measure(root: Path, calls: int) -> dict:
                 walls.append(time.perf_counter() - start)
             wall, cpu = time.perf_counter() - began, time.process_time() - cpu
             keeper, worker = _usage(box.keeper_clock) - keeper, _usage(box.worker_clock) - worker
+            split = {
+                who: [b - a for a, b in zip(split[who], _user_system(pid), strict=True)]
+                for who, pid in pids.items()
+            }
             figures[kind] = {
                 "wall": statistics.median(walls),
                 "trusted": cpu / calls,
@@ -90,6 +115,9 @@ def measure(root: Path, calls: int) -> dict:
                 "worker": worker / calls,
                 "total": (cpu + keeper + worker) / calls,
                 "mean wall": wall / calls,
+                # where the processor time went: each process's own code, or the kernel's
+                **{f"{who} user": s[0] / calls for who, s in split.items()},
+                **{f"{who} sys": s[1] / calls for who, s in split.items()},
             }
     finally:
         box.close()
@@ -166,14 +194,14 @@ def _print_calls(result: dict) -> None:
         print(f"\n{kind}: per call, in microseconds (median of rounds)")
         keys = list(result[codes[0]][kind])
         print(
-            f"  {'':<10}"
+            f"  {'':<14}"
             + "".join(f"{code:>12}" for code in codes)
             + ("       ratio" if len(codes) > 1 else "")
         )
         for key in keys:
             values = [result[code][kind][key] * 1e6 for code in codes]
             ratio = f"{values[0] / values[1]:>12.2f}" if len(values) > 1 and values[1] else ""
-            print(f"  {key:<10}" + "".join(f"{v:>12.1f}" for v in values) + ratio)
+            print(f"  {key:<14}" + "".join(f"{v:>12.1f}" for v in values) + ratio)
 
 
 def _print_grades(result: dict) -> None:
