@@ -14,10 +14,9 @@ and of the worker (read from /proc), their sum, and each one's time split into i
 (``user``: Python, mostly) and the kernel's (``sys``: system calls, signals, switches).
 ``--baseline DIR`` (another checkout, e.g. ``git worktree add --detach DIR main``) runs the same
 rounds with DIR's code, each right after this code's, so that whatever else the machine does
-hits both alike. ``--grades N`` also times
-N interleaved runs of ``grade --format json`` of the reference and of the gallery's typical
-mistakes with each checkout (wall, and processor time of the command and all it waited for,
-the sandbox included). Every figure is a median.
+hits both alike. ``--grades N`` also times N interleaved runs of ``grade --format json`` of the
+reference and of the gallery's typical mistakes with each checkout (wall, and processor time of
+the command and all it waited for, the sandbox included). Every figure is a median.
 """
 
 from __future__ import annotations
