@@ -308,6 +308,54 @@ def test_a_hostile_classmate_at_the_process_level_reads_nothing_writes_nothing_k
     assert not results.exists()
 
 
+NOTE_WRITER = """
+# leaves a note for the next classmate in a folder any user may write in
+try:
+    with open({folder!r} + "/note-from-a1.txt", "w") as _f:
+        _f.write("a1 was here")
+except OSError:
+    pass
+"""
+
+NOTE_READER = """
+import os as _os
+if any(n.startswith("note-from") for n in _os.listdir({folder!r})):
+    def center_tokens(x):
+        raise ValueError("FOUND a note")
+"""
+
+
+@as_root
+def test_what_a_student_leaves_in_any_folder_anyone_may_write_in_is_swept(tmp_path):
+    """At the process level the student's code shares the machine's file system, as a user of
+    the grading job's own: besides /tmp, /var/tmp and /dev/shm, a system has other folders any
+    user may write in (/run/lock, /var/crash, ...). A note left in one (here a folder made for
+    the test in /run) is gone before the next classmate runs, who gets full marks."""
+    run = Path("/run")
+    if not run.is_dir() or not os.access(run, os.W_OK):
+        pytest.skip("no /run to make a folder in")
+    folder = Path(tempfile.mkdtemp(prefix="grader-scratch-", dir=run))
+    try:
+        folder.chmod(0o1777)
+        klass = tmp_path / "class"
+        for student, text in (
+            ("a1-writer", TOY.solution.read_text() + NOTE_WRITER.format(folder=str(folder))),
+            ("a2-reader", TOY.solution.read_text() + NOTE_READER.format(folder=str(folder))),
+        ):
+            (klass / student).mkdir(parents=True)
+            (klass / student / TOY.filename).write_text(text)
+        out = tmp_path / "grades" / "gradebook.csv"
+        done = python(
+            "batch", *ON_TOY, str(klass), "--out", str(out), "--jobs", "1", "--isolation", "process"
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        reader = json.loads((out.with_name("gradebook_reports") / "a2-reader.json").read_text())
+        assert reader["score"] == FULL, reader
+        assert not list(folder.iterdir())
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 LURKER = """
 # a daemon that leaves its submission: it kills the warden (its grandparent), then for a minute
 # every process of its own user, which at the process level is the next classmate's too

@@ -100,6 +100,31 @@ def test_only_its_own_folder_is_writable(tmp_path):
     assert seen == {"here": True, "usr": False, "python": False}
 
 
+def test_the_file_system_is_read_only_but_for_its_folder_and_tmp(tmp_path):
+    """Every mount of the sandbox is read-only but its work folder, /tmp and /proc: its root and
+    /dev too, which bubblewrap makes in memory, as the user it runs as (for a grader run as an
+    ordinary user, the student's: tests/test_ordinary_user.py). And numpy's folder comes after
+    the standard library on the worker's path: nothing there can stand in for a module of it."""
+    seen = observe(
+        tmp_path,
+        """
+        mounts = {}
+        for line in open("/proc/self/mountinfo"):
+            fields = line.split()
+            mounts[fields[4]] = fields[5].split(",")[0]
+        seen["root"], seen["dev"] = mounts["/"], mounts["/dev"]
+        seen["rw"] = sorted(p for p, mode in mounts.items() if mode == "rw" and not p.startswith(("/proc/", "/dev/")))
+        import numpy
+        site = os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
+        seen["site"] = sys.path.index(site) if site in sys.path else -1
+        seen["stdlib"] = sys.path.index(os.path.dirname(os.__file__))
+    """,
+    )
+    assert seen["root"] == seen["dev"] == "ro"
+    assert set(seen["rw"]) <= {"/sandbox", "/tmp", "/proc"}
+    assert seen["site"] > seen["stdlib"] >= 0
+
+
 def test_its_folder_lives_in_memory_and_is_capped(tmp_path):
     seen = observe(
         tmp_path,

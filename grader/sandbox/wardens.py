@@ -261,6 +261,10 @@ def _bwrap_prefix(code: Path) -> list[str]:
     args += ["--perms", "0777", "--size", size, "--tmpfs", WORK]
     args += ["--ro-bind", str(code), CODE]
     args += ["--chdir", WORK, "--proc", "/proc", "--dev", "/dev"]
+    # the file system's own folders (its root, the folders made on the way to each bind, /dev)
+    # live in memory too, and as an ordinary user bubblewrap makes them that user's, which is the
+    # student's: read-only, as the rest, so that only the work folder and /tmp can be written
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     return args
 
 
@@ -389,8 +393,10 @@ class Warden(Deadlined):
         # at the process level as root, the warden also sweeps the machine's shared scratch
         # folders of what its user (the student's) left there
         sweep = "sweep" if self.level == "process" and os.geteuid() == 0 else ""
+        # numpy's folder comes after the standard library: nothing found there can stand in for
+        # a module of it
         bootstrap = (
-            f"import sys; sys.path[:0] = [{inside_code!r}, {site!r}]; "
+            f"import sys; sys.path[:0] = [{inside_code!r}]; sys.path.append({site!r}); "
             f"sys.argv = ['warden', '{theirs.fileno()}', '{scope}', {inside_work!r}, {sweep!r}]; "
             f"import runpy; runpy.run_path({inside_code + '/warden.py'!r}, run_name='__main__')"
         )

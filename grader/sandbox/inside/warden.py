@@ -55,6 +55,9 @@ except ImportError:  # in the sandbox: the files side by side, no package
 REAP_SECONDS = 5.0
 #: The machine's shared scratch folders, swept at the process level (see Warden.sweep).
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
+#: Where the process level also looks for folders any user may write in (each folder found there
+#: is swept as the ones above are): /run/lock, /var/crash, /dev/mqueue and the like.
+SCRATCH_PARENTS = ("/", "/var", "/run", "/dev", "/var/lib", "/var/spool", "/var/cache")
 #: The size of the pipes between a keeper and its worker (F_SETPIPE_SZ; Linux's default is 64 KiB).
 PIPE_SIZE = 1 << 20
 F_SETPIPE_SZ = 1031
@@ -180,13 +183,15 @@ class Warden:
         # scratch folders is the student's, and goes too
         # (never as root: there everything would be "its")
         own_user = sweep and scope == "process" and os.getuid() != 0
-        self.sweep = [f for f in SCRATCH if os.path.isdir(f)] if own_user else []
+        self.sweep = scratch_folders() if own_user else []
         self.children: set[int] = set()
-        # what the sandbox was built with (in /tmp: the folders on the way to a Python or
-        # numpy that lives below /tmp, with their read-only contents): never wiped
-        self.built_in = {(workdir, e) for e in os.listdir(workdir)}
-        if scope == "namespace":
-            self.built_in |= {("/tmp", e) for e in os.listdir("/tmp")}
+        # the folders emptied at each wipe, and what the sandbox was built with in them (in
+        # /tmp: the folders on the way to a Python or numpy that lives below /tmp, and their
+        # read-only contents), every level of it: what the student adds at any level goes,
+        # what was there stays (the student's user may own those folders: a grader run as an
+        # ordinary user builds its sandbox as that user)
+        self.wiped = [workdir] + (["/tmp"] if scope == "namespace" else [])
+        self.built_in = {path: seen for folder in self.wiped for path, seen in _tree(folder).items()}
         # what each keeper and worker inherits from this process: a reset finds it unchanged, or
         # this sandbox serves no later submission
         self.inherited = inherited()
@@ -263,33 +268,35 @@ class Warden:
     def wipe(self) -> bool:
         """Empty the work folder (and, in a namespace, /tmp) of anything the student left;
         whether nothing of it is left (a sandbox that cannot be emptied serves no one else)."""
-        for entry in self._students():
+        for path in self._students():
+            if path is None:
+                continue  # a folder that could not be looked into: not clean, said below
             try:
-                if entry.is_dir(follow_symlinks=False):
-                    _remove_tree(entry.path)
+                if stat.S_ISDIR(os.lstat(path).st_mode):
+                    _remove_tree(path)
                 else:
-                    os.unlink(entry.path)
+                    os.unlink(path)
             except OSError:
                 pass
         return not any(True for _ in self._students())
 
     def _students(self):
-        """Each entry of the folders wiped that the student left there."""
-        folders = [self.workdir] + (["/tmp"] if self.scope == "namespace" else []) + self.sweep
-        for folder in folders:
+        """The path of each thing in the folders wiped that the student left there, or changed
+        (None for a folder that cannot be looked into: it may hold anything)."""
+        for folder in self.wiped:
+            yield from _strays(folder, self.built_in)
+        for folder in self.sweep:
             try:
                 entries = list(os.scandir(folder))
             except OSError:
                 continue
             for entry in entries:
-                if (folder, entry.name) in self.built_in:
-                    continue
                 try:
-                    if folder in self.sweep and entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                    if entry.stat(follow_symlinks=False).st_uid != os.getuid():
                         continue  # not the student's
                 except OSError:
                     continue
-                yield entry
+                yield entry.path
 
 
 class Keeper:
@@ -437,6 +444,79 @@ def _reap() -> None:
             return
         if not pid:
             return
+
+
+def _tree(top: str) -> dict[str, tuple[int, int, int]]:
+    """Everything below ``top``, by path: (device, inode, mode), seen without following links
+    and without entering another file system (a read-only folder bound into the sandbox is a
+    mount of its own: nothing in it can change)."""
+    found: dict[str, tuple[int, int, int]] = {}
+    try:
+        device = os.lstat(top).st_dev
+    except OSError:
+        return found
+    todo = [top]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                seen = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            found[entry.path] = (seen.st_dev, seen.st_ino, seen.st_mode)
+            if stat.S_ISDIR(seen.st_mode) and seen.st_dev == device:
+                todo.append(entry.path)
+    return found
+
+
+def _strays(top: str, built_in: dict[str, tuple[int, int, int]]):
+    """The path of each thing below ``top`` that is not in ``built_in`` (:func:`_tree` of the
+    same folder, as the sandbox was built), or is there changed (another inode, another mode);
+    None for a folder of ``built_in`` that cannot be looked into. Mounts are not entered."""
+    try:
+        device = os.lstat(top).st_dev
+    except OSError:
+        return
+    todo = [top]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            yield None
+            continue
+        for entry in entries:
+            try:
+                seen = entry.stat(follow_symlinks=False)
+            except OSError:
+                yield entry.path
+                continue
+            if built_in.get(entry.path) != (seen.st_dev, seen.st_ino, seen.st_mode):
+                yield entry.path
+            elif stat.S_ISDIR(seen.st_mode) and seen.st_dev == device:
+                todo.append(entry.path)
+
+
+def scratch_folders() -> list[str]:
+    """The folders of this machine any user may write in: :data:`SCRATCH`, and every such folder
+    found in :data:`SCRATCH_PARENTS` (links are not followed)."""
+    found = [f for f in SCRATCH if os.path.isdir(f)]
+    for parent in SCRATCH_PARENTS:
+        try:
+            entries = list(os.scandir(parent))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode) and mode & stat.S_IWOTH and entry.path not in found:
+                found.append(entry.path)
+    return found
 
 
 def _remove_tree(top: str) -> None:

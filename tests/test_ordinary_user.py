@@ -1,0 +1,193 @@
+"""The grader run by an ordinary user (an instructor's account, a CI runner that is not root).
+
+bubblewrap then builds the sandbox as that user, and inside it that user is the student's too:
+the folders it makes on the way to each read-only bind (the file system's root, the folders
+leading to Python and numpy, below /tmp where a project lives there) and /dev are the student's
+to write in, unless the grader closes them. Nothing a submission writes there may reach the
+next submission graded by the same process (a batch's job, the service).
+
+The tests become an ordinary user of their own (as root: ``setpriv``), in a private mount
+namespace where this Python is reachable by such a user (``unshare``: a Python installed below
+root's home, which others cannot enter, is bound again below a folder they can).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.sandbox.wardens import best_level
+
+from .support import ON_TOY, ROOT, TOY
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap and setpriv: Linux"),
+    pytest.mark.skipif(os.name == "posix" and os.geteuid() != 0, reason="becoming another user needs root"),
+    pytest.mark.skipif(
+        not (shutil.which("unshare") and shutil.which("setpriv")), reason="needs unshare and setpriv"
+    ),
+    pytest.mark.skipif(best_level() != "namespaces", reason="bubblewrap is not usable here"),
+]
+
+#: The folders a submission is asked to leave something in: the file system's root, /dev's
+#: shared memory, and every folder on the way to numpy (its ``site-packages`` included).
+PLANTER = """
+# plants a module that would stand in for the standard library's, and a note, wherever it can
+import os as _os, numpy as _np
+
+def _places():
+    site = _os.path.dirname(_os.path.dirname(_os.path.realpath(_np.__file__)))
+    folders = ["/", "/dev", "/dev/shm", "/tmp"]
+    here = site
+    while here not in ("/", ""):
+        folders.append(here)
+        here = _os.path.dirname(here)
+    return folders
+
+for _folder in _places():
+    for _name, _text in (("statistics.py", "raise ImportError('planted')\\n"), ("note-from-a1.txt", "a1")):
+        try:
+            with open(_os.path.join(_folder, _name), "w") as _f:
+                _f.write(_text)
+        except OSError:
+            pass
+"""
+
+#: Looks for what the planter left (its own ``import statistics`` fails if the plant is found
+#: before the standard library's module) and says so in a failing check.
+CANARY = """
+import statistics  # an honest import of the standard library's
+import os as _os, numpy as _np
+
+_site = _os.path.dirname(_os.path.dirname(_os.path.realpath(_np.__file__)))
+_found = []
+_here = _site
+for _folder in ["/", "/dev", "/dev/shm", "/tmp"]:
+    _found += [_os.path.join(_folder, n) for n in _os.listdir(_folder) if n.startswith("note-from")]
+while _here not in ("/", ""):
+    _found += [_os.path.join(_here, n) for n in _os.listdir(_here) if n.startswith("note-from")]
+    _here = _os.path.dirname(_here)
+
+if _found:
+    def center_tokens(x):
+        raise ValueError("FOUND " + " ".join(_found))
+"""
+
+
+def _closed_ancestor(path: Path) -> Path | None:
+    """The first folder on the way to ``path`` that users other than its owner cannot enter."""
+    for folder in [*reversed(path.parents), path]:
+        if folder != Path("/") and not folder.stat().st_mode & 0o001:
+            return folder
+    return None
+
+
+def _as_ordinary_user(
+    uid: int, command: list[str], *, home: Path, hold: Path, numpy_in: Path | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``command`` as ``uid`` (no groups, no capabilities) in a private mount namespace in
+    which each folder on the way to this Python, its standard library and numpy can be entered
+    (with ``numpy_in``, a folder holding a copy of numpy that the command imports instead)."""
+    needed = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(np.__file__).resolve().parent}
+    needed |= {Path(sys.executable).resolve().parent, ROOT.resolve()}
+    script = ["set -e"]
+    closed = sorted({c for p in needed if (c := _closed_ancestor(p)) is not None})
+    for number, folder in enumerate(closed):
+        held = hold / str(number)
+        held.mkdir()
+        script.append(f"mount --bind {shlex.quote(str(folder))} {shlex.quote(str(held))}")
+        script.append(f"mount -t tmpfs -o mode=755 tmpfs {shlex.quote(str(folder))}")
+        below = sorted(p for p in needed if folder == p or folder in p.parents)
+        for path in [p for p in below if not any(q in p.parents for q in below)]:
+            inside = held / path.relative_to(folder)
+            script.append(f"mkdir -p {shlex.quote(str(path))}")
+            script.append(f"mount --bind {shlex.quote(str(inside))} {shlex.quote(str(path))}")
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+        "GRADER_REPLAY_STORE": "off",
+        **({"PYTHONPATH": str(numpy_in)} if numpy_in is not None else {}),
+    }
+    user = [
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "env",
+        "-i",
+        *(f"{k}={v}" for k, v in environment.items()),
+        *command,
+    ]
+    script.append("exec " + shlex.join(user))
+    return subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "bash", "-c", "\n".join(script)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def shared():
+    """A folder below /tmp that another user can enter (pytest's own are root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="grader-ordinary-"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("numpy_below_tmp", [False, True], ids=["numpy-where-it-is", "numpy-below-tmp"])
+def test_nothing_a_submission_leaves_in_the_sandbox_reaches_the_next_one(shared, numpy_below_tmp):
+    """A submission plants a module named after one of the standard library's, and a note, in
+    every folder of the sandbox it can reach (the root, /dev, the folders on the way to numpy);
+    the classmate graded right after it by the same grading job imports that module and looks
+    for the note. It gets full marks, as it does alone: the sandbox's own folders are read-only,
+    and the wipe between submissions looks into every folder of /tmp the sandbox was built with
+    (numpy, or a project's virtual environment, may live below /tmp: a CI runner's clone; here
+    a copy of numpy there stands for it)."""
+    uid = 61_000 + os.getpid() % 1_000
+    klass, home, hold = shared / "class", shared / "home", shared / "hold"
+    for folder in (klass / "a1-planter", klass / "a2-canary", home, hold):
+        folder.mkdir(parents=True)
+    numpy_in = None
+    if numpy_below_tmp:
+        numpy_in = shared / "venv" / "lib" / "site-packages"
+        installed = Path(np.__file__).resolve().parent
+        for name in ("numpy", "numpy.libs"):
+            if installed.with_name(name).is_dir():
+                shutil.copytree(installed.with_name(name), numpy_in / name)
+    reference = TOY.solution.read_text()
+    (klass / "a1-planter" / TOY.filename).write_text(PLANTER + reference)
+    (klass / "a2-canary" / TOY.filename).write_text(reference + CANARY)
+    for path in (klass, *klass.rglob("*"), home):
+        os.chown(path, uid, uid)
+    out = home / "grades" / "gradebook.csv"
+    done = _as_ordinary_user(
+        uid,
+        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1", *ON_TOY],
+        home=home,
+        hold=hold,
+        numpy_in=numpy_in,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with out.open(newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    canary = (out.with_name("gradebook_reports") / "a2-canary.txt").read_text()
+    assert rows["a2-canary"]["score"] == rows["a2-canary"]["max_score"], canary
+    assert "FOUND" not in canary and "planted" not in canary
+    assert rows["a1-planter"]["score"] == rows["a1-planter"]["max_score"]
