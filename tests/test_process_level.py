@@ -326,14 +326,16 @@ if any(n.startswith("note-from") for n in _os.listdir({folder!r})):
 
 
 @as_root
-def test_what_a_student_leaves_in_any_folder_anyone_may_write_in_is_swept(tmp_path):
+@pytest.mark.parametrize("parent", ["/run", "/tmp"])
+def test_what_a_student_leaves_in_any_folder_anyone_may_write_in_is_swept(tmp_path, parent):
     """At the process level the student's code shares the machine's file system, as a user of
     the grading job's own: besides /tmp, /var/tmp and /dev/shm, a system has other folders any
-    user may write in (/run/lock, /var/crash, ...). A note left in one (here a folder made for
-    the test in /run) is gone before the next classmate runs, who gets full marks."""
-    run = Path("/run")
+    user may write in (/run/lock, /var/crash, ...; and, below /tmp, another user's open to all,
+    /tmp/.X11-unix). A note left in one (here a folder made for the test in ``parent``) is gone
+    before the next classmate runs, who gets full marks."""
+    run = Path(parent)
     if not run.is_dir() or not os.access(run, os.W_OK):
-        pytest.skip("no /run to make a folder in")
+        pytest.skip(f"no {parent} to make a folder in")
     folder = Path(tempfile.mkdtemp(prefix="grader-scratch-", dir=run))
     try:
         folder.chmod(0o1777)

@@ -125,6 +125,27 @@ def test_the_file_system_is_read_only_but_for_its_folder_and_tmp(tmp_path):
     assert seen["site"] > seen["stdlib"] >= 0
 
 
+def test_the_first_process_is_the_warden_and_no_process_can_be_traced(tmp_path):
+    """The sandbox's first process, which no kill(-1) reaches, is the warden (not bubblewrap's
+    own: run by an ordinary user, that one was the student's user's, and a submission traced it
+    to run a program of its own there for every later classmate: tests/test_ordinary_user.py);
+    and the filter refuses ptrace, whoever the tracer's target."""
+    seen = observe(
+        tmp_path,
+        """
+        import ctypes, errno
+        seen["first"] = open("/proc/1/comm").read().strip()
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.ptrace.restype = ctypes.c_long
+        libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+        done = libc.ptrace(0, 0, None, None)  # PTRACE_TRACEME: allowed to anyone, unless refused
+        seen["traceme"] = errno.errorcode.get(ctypes.get_errno(), "") if done == -1 else "allowed"
+    """,
+    )
+    assert seen["first"].startswith("python")  # bubblewrap's would be "bwrap"
+    assert seen["traceme"] == "EPERM"
+
+
 def test_its_folder_lives_in_memory_and_is_capped(tmp_path):
     seen = observe(
         tmp_path,

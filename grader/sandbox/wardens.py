@@ -242,6 +242,10 @@ def _bwrap_prefix(code: Path) -> list[str]:
     ]
     if os.geteuid() != 0:
         args.append("--unshare-user")
+    # the warden is the sandbox's first process, not bubblewrap's own: a process of the sandbox's
+    # user that no kill(-1) reaches would outlive every submission (run as an ordinary user,
+    # bubblewrap's is the student's user, and a student's code could trace it and run in it)
+    args.append("--as-pid-1")
     args += ["--die-with-parent", "--new-session"]  # the environment is the minimal one given to bwrap
     for system in ("/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32"):
         if Path(system).exists():

@@ -28,7 +28,9 @@ import sys
 #: for the next submission (POSIX message queues, kernel keyring keys), or moves the
 #: student's processes onto a core the grader did not give them, or changes the priority or
 #: scheduling of a process (its own, or the warden's: a process may change those of any other
-#: of its user's, and the warden's are inherited by every later student's processes).
+#: of its user's, and the warden's are inherited by every later student's processes), or reads,
+#: writes or takes the descriptors of another process of the user's (ptrace, process_vm_*,
+#: pidfd_getfd: where the grader runs as an ordinary user, every process of the sandbox is one).
 _REFUSED = {
     "x86_64": (
         0xC000003E,
@@ -48,6 +50,9 @@ _REFUSED = {
             "sched_setscheduler": 144,
             "sched_setattr": 314,
             "ioprio_set": 251,
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
         },
     ),
     "aarch64": (
@@ -68,10 +73,13 @@ _REFUSED = {
             "sched_setscheduler": 119,
             "sched_setattr": 274,
             "ioprio_set": 30,
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
         },
     ),
 }
-_REFUSED_EVERYWHERE = {"io_uring_setup": 425, "memfd_secret": 447}
+_REFUSED_EVERYWHERE = {"io_uring_setup": 425, "memfd_secret": 447, "pidfd_getfd": 438}
 #: Per machine: prlimit64, allowed only on the calling process itself (pid 0, as ``setrlimit``
 #: and ``getrlimit`` make it): the limits of another process of the user's are not the
 #: student's to read or change (the warden's would be every later student's).

@@ -192,6 +192,9 @@ class Warden:
         # ordinary user builds its sandbox as that user)
         self.wiped = [workdir] + (["/tmp"] if scope == "namespace" else [])
         self.built_in = {path: seen for folder in self.wiped for path, seen in _tree(folder).items()}
+        # and the folders themselves (the student's user may own them too): their mode, owner
+        # and extended attributes (a note, a default ACL) as they were
+        self.roots = {folder: _state(folder) for folder in self.wiped}
         # what each keeper and worker inherits from this process: a reset finds it unchanged, or
         # this sandbox serves no later submission
         self.inherited = inherited()
@@ -278,25 +281,29 @@ class Warden:
                     os.unlink(path)
             except OSError:
                 pass
-        return not any(True for _ in self._students())
+        changed = any(_state(folder) != seen for folder, seen in self.roots.items())
+        return not changed and not any(True for _ in self._students())
 
     def _students(self):
         """The path of each thing in the folders wiped that the student left there, or changed
         (None for a folder that cannot be looked into: it may hold anything)."""
         for folder in self.wiped:
             yield from _strays(folder, self.built_in)
-        for folder in self.sweep:
+        todo = list(self.sweep)
+        while todo:  # what the student's user owns, there and in every folder below anyone may write in
             try:
-                entries = list(os.scandir(folder))
+                entries = list(os.scandir(todo.pop()))
             except OSError:
                 continue
             for entry in entries:
                 try:
-                    if entry.stat(follow_symlinks=False).st_uid != os.getuid():
-                        continue  # not the student's
+                    seen = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                yield entry.path
+                if seen.st_uid == os.getuid():
+                    yield entry.path
+                elif stat.S_ISDIR(seen.st_mode) and seen.st_mode & stat.S_IWOTH:
+                    todo.append(entry.path)  # another user's, but open to all (/tmp/.X11-unix)
 
 
 class Keeper:
@@ -446,11 +453,38 @@ def _reap() -> None:
             return
 
 
-def _tree(top: str) -> dict[str, tuple[int, int, int]]:
-    """Everything below ``top``, by path: (device, inode, mode), seen without following links
-    and without entering another file system (a read-only folder bound into the sandbox is a
-    mount of its own: nothing in it can change)."""
-    found: dict[str, tuple[int, int, int]] = {}
+def _xattrs(path: str) -> tuple:
+    """The extended attributes of ``path`` (a link itself, not what it points at), names and
+    values: ACLs among them ('()' where the system has none, or they cannot be read)."""
+    if not hasattr(os, "listxattr"):
+        return ()
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+        return tuple(sorted((n, os.getxattr(path, n, follow_symlinks=False)) for n in names))
+    except OSError:
+        return (("unreadable", b""),)
+
+
+def _state(folder: str) -> tuple:
+    """What a wiped folder itself is: mode, owner, extended attributes (None: gone)."""
+    try:
+        seen = os.lstat(folder)
+    except OSError:
+        return None
+    return (seen.st_mode, seen.st_uid, seen.st_gid, _xattrs(folder))
+
+
+def _seen(path: str, seen: os.stat_result, device: int) -> tuple:
+    """How :func:`_tree` and :func:`_strays` see one thing: device, inode, mode, and (on the
+    wiped folder's own file system) its extended attributes."""
+    return (seen.st_dev, seen.st_ino, seen.st_mode, _xattrs(path) if seen.st_dev == device else ())
+
+
+def _tree(top: str) -> dict[str, tuple]:
+    """Everything below ``top``, by path (:func:`_seen`), seen without following links and
+    without entering another file system (a read-only folder bound into the sandbox is a mount
+    of its own: nothing in it can change)."""
+    found: dict[str, tuple] = {}
     try:
         device = os.lstat(top).st_dev
     except OSError:
@@ -466,15 +500,16 @@ def _tree(top: str) -> dict[str, tuple[int, int, int]]:
                 seen = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            found[entry.path] = (seen.st_dev, seen.st_ino, seen.st_mode)
+            found[entry.path] = _seen(entry.path, seen, device)
             if stat.S_ISDIR(seen.st_mode) and seen.st_dev == device:
                 todo.append(entry.path)
     return found
 
 
-def _strays(top: str, built_in: dict[str, tuple[int, int, int]]):
+def _strays(top: str, built_in: dict[str, tuple]):
     """The path of each thing below ``top`` that is not in ``built_in`` (:func:`_tree` of the
-    same folder, as the sandbox was built), or is there changed (another inode, another mode);
+    same folder, as the sandbox was built), or is there changed (another inode, another mode,
+    other extended attributes);
     None for a folder of ``built_in`` that cannot be looked into. Mounts are not entered."""
     try:
         device = os.lstat(top).st_dev
@@ -494,7 +529,7 @@ def _strays(top: str, built_in: dict[str, tuple[int, int, int]]):
             except OSError:
                 yield entry.path
                 continue
-            if built_in.get(entry.path) != (seen.st_dev, seen.st_ino, seen.st_mode):
+            if built_in.get(entry.path) != _seen(entry.path, seen, device):
                 yield entry.path
             elif stat.S_ISDIR(seen.st_mode) and seen.st_dev == device:
                 todo.append(entry.path)
