@@ -27,7 +27,7 @@ import pytest
 
 from grader.sandbox.wardens import best_level
 
-from .support import ON_TOY, ROOT, TOY
+from .support import ROOT, TOY, TOY_COURSE
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap and setpriv: Linux"),
@@ -145,6 +145,36 @@ def _as_ordinary_user(
     )
 
 
+def _batch_as_ordinary_user(shared: Path, files: dict[str, str], *, numpy_in: Path | None = None):
+    """Grade ``files`` (student -> source of the toy lesson's file) in one ``--jobs 1`` batch run
+    by an ordinary user of the test's own: (each student's gradebook row, the reports' folder)."""
+    uid = 61_000 + os.getpid() % 1_000
+    klass, home, hold, course = shared / "class", shared / "home", shared / "hold", shared / "course"
+    # a copy of the toy course that the user may read (another test makes parts of the course
+    # private while it runs, maybe at the same time)
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in (course, *course.rglob("*")):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    for folder in (home, hold, *(klass / student for student in files)):
+        folder.mkdir(parents=True)
+    for student, source in files.items():
+        (klass / student / TOY.filename).write_text(source)
+    for path in (klass, *klass.rglob("*"), home):
+        os.chown(path, uid, uid)
+    out = home / "grades" / "gradebook.csv"
+    done = _as_ordinary_user(
+        uid,
+        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1"]
+        + ["--course", str(course), "--lesson", TOY.name],
+        home=home,
+        hold=hold,
+        numpy_in=numpy_in,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with out.open(newline="") as f:
+        return {row["student"]: row for row in csv.DictReader(f)}, out.with_name("gradebook_reports")
+
+
 @pytest.fixture
 def shared():
     """A folder below /tmp that another user can enter (pytest's own are root's alone)."""
@@ -165,10 +195,6 @@ def test_nothing_a_submission_leaves_in_the_sandbox_reaches_the_next_one(shared,
     and the wipe between submissions looks into every folder of /tmp the sandbox was built with
     (numpy, or a project's virtual environment, may live below /tmp: a CI runner's clone; here
     a copy of numpy there stands for it)."""
-    uid = 61_000 + os.getpid() % 1_000
-    klass, home, hold = shared / "class", shared / "home", shared / "hold"
-    for folder in (klass / "a1-planter", klass / "a2-canary", home, hold):
-        folder.mkdir(parents=True)
     numpy_in = None
     if numpy_below_tmp:
         numpy_in = shared / "venv" / "lib" / "site-packages"
@@ -177,22 +203,10 @@ def test_nothing_a_submission_leaves_in_the_sandbox_reaches_the_next_one(shared,
             if installed.with_name(name).is_dir():
                 shutil.copytree(installed.with_name(name), numpy_in / name)
     reference = TOY.solution.read_text()
-    (klass / "a1-planter" / TOY.filename).write_text(PLANTER + reference)
-    (klass / "a2-canary" / TOY.filename).write_text(reference + CANARY)
-    for path in (klass, *klass.rglob("*"), home):
-        os.chown(path, uid, uid)
-    out = home / "grades" / "gradebook.csv"
-    done = _as_ordinary_user(
-        uid,
-        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1", *ON_TOY],
-        home=home,
-        hold=hold,
-        numpy_in=numpy_in,
+    rows, reports = _batch_as_ordinary_user(
+        shared, {"a1-planter": PLANTER + reference, "a2-canary": reference + CANARY}, numpy_in=numpy_in
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    with out.open(newline="") as f:
-        rows = {row["student"]: row for row in csv.DictReader(f)}
-    canary = (out.with_name("gradebook_reports") / "a2-canary.txt").read_text()
+    canary = (reports / "a2-canary.txt").read_text()
     assert rows["a2-canary"]["score"] == rows["a2-canary"]["max_score"], canary
     assert "FOUND" not in canary and "planted" not in canary
     assert rows["a1-planter"]["score"] == rows["a1-planter"]["max_score"]
@@ -238,25 +252,10 @@ def test_a_submission_cannot_take_the_sandbox_over_for_the_next_one(shared, atta
     leaves the classmate graded right after it by the same grading job untouched: the warden is
     the first process (it cannot be traced, and the sandbox's filter refuses ptrace), and a
     sandbox whose folders changed is replaced."""
-    uid = 61_000 + os.getpid() % 1_000
-    klass, home, hold = shared / "class", shared / "home", shared / "hold"
-    for folder in (klass / "a1-attacker", klass / "a2-canary", home, hold):
-        folder.mkdir(parents=True)
     reference = TOY.solution.read_text()
     attacker = INJECTOR if attack == "first-process" else FOLDER_CHANGER
-    (klass / "a1-attacker" / TOY.filename).write_text(attacker + reference)
-    (klass / "a2-canary" / TOY.filename).write_text(reference + SCRATCH_USER)
-    for path in (klass, *klass.rglob("*"), home):
-        os.chown(path, uid, uid)
-    out = home / "grades" / "gradebook.csv"
-    done = _as_ordinary_user(
-        uid,
-        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), "--jobs", "1", *ON_TOY],
-        home=home,
-        hold=hold,
+    rows, reports = _batch_as_ordinary_user(
+        shared, {"a1-attacker": attacker + reference, "a2-canary": reference + SCRATCH_USER}
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    with out.open(newline="") as f:
-        rows = {row["student"]: row for row in csv.DictReader(f)}
-    canary = (out.with_name("gradebook_reports") / "a2-canary.txt").read_text()
+    canary = (reports / "a2-canary.txt").read_text()
     assert rows["a2-canary"]["score"] == rows["a2-canary"]["max_score"], canary

@@ -509,8 +509,9 @@ def _tree(top: str) -> dict[str, tuple]:
 def _strays(top: str, built_in: dict[str, tuple]):
     """The path of each thing below ``top`` that is not in ``built_in`` (:func:`_tree` of the
     same folder, as the sandbox was built), or is there changed (another inode, another mode,
-    other extended attributes);
-    None for a folder of ``built_in`` that cannot be looked into. Mounts are not entered."""
+    other extended attributes); None for a folder of ``built_in`` that cannot be looked into.
+    Mounts are not entered; what the student made is known for the student's without reading
+    its attributes."""
     try:
         device = os.lstat(top).st_dev
     except OSError:
@@ -529,7 +530,8 @@ def _strays(top: str, built_in: dict[str, tuple]):
             except OSError:
                 yield entry.path
                 continue
-            if built_in.get(entry.path) != _seen(entry.path, seen, device):
+            was = built_in.get(entry.path)
+            if was is None or was != _seen(entry.path, seen, device):
                 yield entry.path
             elif stat.S_ISDIR(seen.st_mode) and seen.st_dev == device:
                 todo.append(entry.path)
