@@ -44,19 +44,56 @@ def test_a_good_mark_round_trips():
     class Item:
         nodeid = "x"
 
-        def __init__(self, marks):
-            self.marks = marks
+        def __init__(self, obj, marks=()):
+            self.obj, self.marks = obj, list(marks)
 
         def iter_markers(self, name):
             return iter(self.marks)
 
-    mark = graded("merge_heads", points=2.5).mark
-    assert grading_of(Item([mark])).points == 2.5
-    assert grading_of(Item([])) is None
+    def check():
+        pass
+
+    def other():
+        pass
+
+    def twice():
+        pass
+
+    marked = graded("merge_heads", points=2.5)(check)
+    assert marked is check  # the check itself, marked: nothing wraps it
+    assert grading_of(Item(check)).points == 2.5
+    assert grading_of(Item(other)) is None
+    graded("merge_heads", points=1)(graded("merge_heads", points=2)(twice))
     with pytest.raises(MarkError, match="more than one"):
-        grading_of(Item([mark, mark]))
+        grading_of(Item(twice))
     with pytest.raises(MarkError, match="not one of center_tokens, layer_norm"):
-        grading_of(Item([mark]), ("center_tokens", "layer_norm"))
+        grading_of(Item(check), ("center_tokens", "layer_norm"))
+    # a check marked the pytest way is read as well, and not twice
+    mark = pytest.mark.graded(exercise="merge_heads", points=3).mark
+    assert grading_of(Item(other, [mark])).points == 3
+    with pytest.raises(MarkError, match="more than one"):
+        grading_of(Item(check, [mark]))
+
+
+def test_importing_a_lesson_s_checks_imports_no_pytest():
+    """The mark is the check's own attribute: a lesson's checks (and what they import from the
+    grader) load without pytest, which a run that replays every example need not load."""
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(ATTENTION.root)!r})\n"
+        "import importlib, pkgutil\n"
+        "import tests.checks.attention as checks\n"
+        "for found in pkgutil.walk_packages(checks.__path__, checks.__name__ + '.'):\n"
+        "    importlib.import_module(found.name)\n"
+        "loaded = sorted(name for name in sys.modules if name.split('.')[0] in ('pytest', '_pytest'))\n"
+        "print(len([m for m in sys.modules if m.startswith('tests.checks.attention.')]), loaded)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    count, loaded = done.stdout.split(" ", 1)
+    assert int(count) >= 8, done.stdout  # every file of the checks, hidden ones included
+    assert loaded.strip() == "[]", loaded
 
 
 def test_every_check_is_graded_and_points_add_up():

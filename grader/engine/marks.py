@@ -3,17 +3,20 @@
 Points and visibility are validated where the mark is written. Whether the
 exercise is one of the lesson's is known once the check's lesson is: the plugin
 validates that when it collects the check (:func:`grading_of` with ``exercises``).
+
+The mark is kept on the check itself (:data:`ATTRIBUTE`), not as a pytest mark: importing a
+lesson's checks then imports no pytest, which a run that replays every example needs not load.
+A check marked the pytest way (``@pytest.mark.graded(...)``) is read as well.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pytest
-
 from ..core.results import Visibility
 
 __all__ = [
+    "ATTRIBUTE",
     "Grading",
     "MARK",
     "MarkError",
@@ -23,6 +26,9 @@ __all__ = [
 ]
 
 MARK = "graded"
+#: Where :func:`graded` keeps the marks of a check: a tuple of :class:`Grading`, in the check's own
+#: ``__dict__`` (one mark; more are refused when the check is collected).
+ATTRIBUTE = "__grader_graded__"
 
 
 class MarkError(ValueError):
@@ -55,22 +61,31 @@ def validate(exercise, points, visibility, exercises: tuple[str, ...] | None = N
     return Grading(exercise, points, seen)
 
 
-def graded(exercise: str, *, points: float, visibility: str = "visible") -> pytest.MarkDecorator:
+def graded(exercise: str, *, points: float, visibility: str = "visible"):
     """Mark a check as worth ``points`` in ``exercise``; validated right here."""
     grading = validate(exercise, points, visibility)
-    return getattr(pytest.mark, MARK)(
-        exercise=grading.exercise, points=grading.points, visibility=grading.visibility.value
-    )
+
+    def mark(check):
+        setattr(check, ATTRIBUTE, (*vars(check).get(ATTRIBUTE, ()), grading))
+        return check
+
+    return mark
 
 
 def grading_of(item, exercises: tuple[str, ...] | None = None) -> Grading | None:
     """The validated ``graded`` mark of a collected test (its exercise one of ``exercises``,
     when given), or None if it has none."""
+    own = vars(item.obj).get(ATTRIBUTE, ()) if hasattr(getattr(item, "obj", None), "__dict__") else ()
+    if not isinstance(own, tuple) or not all(isinstance(grading, Grading) for grading in own):
+        raise MarkError(f"{item.nodeid}: {ATTRIBUTE} holds no graded mark")
     marks = list(item.iter_markers(MARK))
-    if not marks:
+    if not marks and not own:
         return None
-    if len(marks) > 1:
+    if len(marks) + len(own) > 1:
         raise MarkError(f"{item.nodeid}: more than one graded mark")
+    if own:
+        (grading,) = own
+        return validate(grading.exercise, grading.points, grading.visibility.value, exercises)
     kwargs = dict(marks[0].kwargs)
     if marks[0].args:
         kwargs.setdefault("exercise", marks[0].args[0])
