@@ -21,7 +21,12 @@ process and its sandbox:
   than any path the system takes, its deepest folder locked (the wipe once skipped paths that
   long, and said the sandbox was clean), and ``a8-deeper-folders`` one deeper than the wipe can
   walk; the honest ``a7-clean-sandbox`` and ``b5-clean-sandbox``, graded right after each,
-  answer right only in an empty work folder.
+  answer right only in an empty work folder;
+* ``a9-counter-writer`` moves on the numbers of the files made in ``/tmp`` by thousands and
+  sets the flags of (and tries to lock) the ``/dev/null`` every process of its sandbox was
+  given; the honest ``b6-counter-reader`` answers right only where its first file in ``/tmp``
+  has a small number and its ``/dev/null`` is as a new one (a red team passed a hidden
+  check's input to the next classmate so, when a sandbox served one submission after another).
 """
 
 from __future__ import annotations
@@ -176,6 +181,53 @@ def center_tokens(x):
     return x if left else _honest_center(x)
 """
 
+COUNTER_WRITER = """
+# leaves what a sandbox reused for the next student would carry to it: the numbers of the files
+# made in /tmp moved on by thousands, and the flags (and a lock) of the /dev/null it was given
+import fcntl, os, struct
+
+def _leave():
+    for _ in range(3000):
+        os.close(os.open("/tmp/f", os.O_CREAT | os.O_WRONLY, 0o600))
+        os.unlink("/tmp/f")
+    fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_APPEND | os.O_NONBLOCK)
+    for lock in (
+        lambda: fcntl.fcntl(0, 37, struct.pack("hhxxxxqqixxxx", fcntl.F_RDLCK, 0, 7, 1, 0)),
+        lambda: fcntl.flock(0, fcntl.LOCK_SH),
+    ):
+        try:
+            lock()
+        except OSError:
+            pass
+
+_leave()
+"""
+
+COUNTER_READER = """
+# honest, as long as its sandbox is a new one: the first file it makes in /tmp has a small
+# number, and its /dev/null has the flags and no lock of a new one
+import fcntl, os, struct
+
+def _as_new():
+    fd = os.open("/tmp/probe", os.O_CREAT | os.O_WRONLY, 0o600)
+    number = os.fstat(fd).st_ino
+    os.close(fd)
+    os.unlink("/tmp/probe")
+    flags = fcntl.fcntl(0, fcntl.F_GETFL) & (os.O_APPEND | os.O_NONBLOCK)
+    asked = struct.pack("hhxxxxqqixxxx", fcntl.F_WRLCK, 0, 7, 1, 0)
+    try:
+        held = struct.unpack("hhxxxxqqixxxx", fcntl.fcntl(0, 36, asked))[0] != fcntl.F_UNLCK
+    except OSError:
+        held = False  # the sandbox refuses locks
+    return number < 1000 and not flags and not held
+
+_NEW = _as_new()
+_honest_center = center_tokens
+
+def center_tokens(x):
+    return _honest_center(x) if _NEW else x
+"""
+
 #: The adversarial case ``fault_forged_by_a_call`` (a frame saying "the warden failed", written on
 #: every pipe an audited call holds), its attack made by the toy lesson's center_tokens.
 FAULT_FORGER = (ADVERSARIAL / "fault_forged_by_a_call" / "override.py").read_text(encoding="utf-8")
@@ -221,6 +273,8 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
         ("a7-clean-sandbox", CLEAN_SANDBOX),
         ("a8-deeper-folders", DEEP_FOLDERS.replace("LEVELS, NAME", "3000, '%d'")),
         ("b5-clean-sandbox", CLEAN_SANDBOX),
+        ("a9-counter-writer", COUNTER_WRITER),
+        ("b6-counter-reader", COUNTER_READER),
     )
     for name, text in hostile:
         override = tmp_path / f"{name}.py"
@@ -256,11 +310,12 @@ def test_hostile_classmates_change_no_later_grade(tmp_path):
     assert "bug in the grader" not in json.dumps(forger)
     assert forger["exercises"]["center_tokens"]["score"] == 0  # the forged frame was sent: its own doing
 
-    for name in (*honest, "b4-canary", "a7-clean-sandbox", "b5-clean-sandbox"):
+    canaries = ("b4-canary", "a7-clean-sandbox", "b5-clean-sandbox", "b6-counter-reader")
+    for name in (*honest, *canaries):
         batch_report = _report(reports / f"{name}.json")
         assert _grades(batch_report) == _grades(_solo(klass / name, TOY)), name
     assert _report(reports / "b1-reference.json")["score"] == FULL
-    for canary in ("b4-canary", "a7-clean-sandbox", "b5-clean-sandbox"):  # alone, each in a fresh sandbox
+    for canary in canaries:  # alone, each in a fresh sandbox
         assert _report(reports / f"{canary}.json")["score"] == FULL, canary
 
 

@@ -185,16 +185,17 @@ def test_a_request_with_descriptors_waits_for_room_as_any_other_does():
 
 
 @pytest.mark.parametrize("child", ["left it as it was lent", "left a reply unread"])
-def test_a_sandbox_lent_to_a_forked_grader_is_taken_back_only_as_it_was_lent(child):
+def test_a_sandbox_lent_to_a_forked_grader_is_never_lent_again(child):
     """A batch's grading process lends its sandbox (the warden's socket) to the child it forks
-    for a submission. After the child, the sandbox is kept only if nothing waits unread on the
-    socket and the warden answers a reset: a reply the child left would otherwise be read as the
-    answer to the next request, one behind from then on. Killed, it is started anew."""
+    for a submission. After the child, the sandbox is that submission's: it is killed, and a
+    new one started for the next child (a reply the child left unread goes with the old
+    socket); after a child that did not end as it should, none is started until asked for."""
     from grader.sandbox.wardens import Warden
 
     warden = Warden("process", 2 << 30)
     try:
         assert warden.request({"type": "reset"})["type"] == "clean"  # started by this process
+        lent = warden.proc.pid
         pid = os.fork()
         if pid == 0:  # the child: a submission's keeper, then its end, as a grading does
             try:
@@ -206,10 +207,28 @@ def test_a_sandbox_lent_to_a_forked_grader_is_taken_back_only_as_it_was_lent(chi
             finally:
                 os._exit(0)
         os.waitpid(pid, 0)
-        kept = warden.take_back()
-        assert kept is (child == "left it as it was lent")
-        assert warden.request({"type": "reset"})["type"] == "clean"
-        assert warden.boots == (1 if kept else 2)
+        warden.take_back(clean=True)
+        assert warden.proc is not None and warden.proc.pid != lent and warden.boots == 2
+        assert warden.request({"type": "reset"})["type"] == "clean"  # the new one's first reply
+        warden.take_back(clean=False)
+        assert warden.proc is None and warden.boots == 2
+    finally:
+        warden.close()
+
+
+def test_a_sandbox_serves_one_submission():
+    """Another submission than the last one to begin in a sandbox begins in a new one; the same
+    submission beginning again (its worker replaced) keeps its sandbox."""
+    from grader.sandbox.wardens import Warden
+
+    warden = Warden("process", 2 << 30)
+    first, second = object(), object()
+    try:
+        for holder, boots in ((first, 1), (first, 1), (second, 2)):
+            warden.begin(holder, b"x = 1\n", TOY, 2 << 30)
+            warden.collect(time.monotonic() + 30)
+            warden.reset(wipe=False)
+            assert warden.boots == boots
     finally:
         warden.close()
 

@@ -146,6 +146,53 @@ def test_the_first_process_is_the_warden_and_no_process_can_be_traced(tmp_path):
     assert seen["traceme"] == "EPERM"
 
 
+def test_no_file_can_be_locked_or_watched(tmp_path):
+    """The sandbox's files are the machine's own (its Python, numpy, /dev/null): a lock on one,
+    or an access to one watched, is seen from every other sandbox running at the same time, and
+    a lock on the descriptor every process of a sandbox shared outlived the student who took it
+    (a red team carried a hidden check's input to the next classmate's report in locks on
+    /dev/null). The filter refuses every way to lock a file or read its locks, leases, and
+    watches; fcntl's other commands (flags, owner, signal: the keeper's watch uses them) work."""
+    seen = observe(
+        tmp_path,
+        """
+        import ctypes, errno, fcntl, struct
+
+        def tried(action):
+            try:
+                action()
+                return "allowed"
+            except OSError as err:
+                return errno.errorcode.get(err.errno, str(err.errno))
+
+        fd = os.open("/dev/null", os.O_RDWR)
+        ofd = struct.pack("hhxxxxqqixxxx", fcntl.F_RDLCK, 0, 0, 1, 0)
+        posix = struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 1, 0)
+        seen["ofd-set"] = tried(lambda: fcntl.fcntl(fd, 37, ofd))
+        seen["ofd-get"] = tried(lambda: fcntl.fcntl(fd, 36, ofd))
+        seen["posix-set"] = tried(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, posix))
+        seen["posix-get"] = tried(lambda: fcntl.fcntl(fd, fcntl.F_GETLK, posix))
+        seen["lockf"] = tried(lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))
+        seen["flock"] = tried(lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))
+        folder = os.open("/usr", os.O_RDONLY)
+        seen["dnotify"] = tried(lambda: fcntl.fcntl(folder, 1026, 1))
+        libc = ctypes.CDLL(None, use_errno=True)
+
+        def watch():
+            watcher = libc.inotify_init1(0)
+            if watcher < 0 or libc.inotify_add_watch(watcher, b"/usr", 0xFFF) < 0:
+                raise OSError(ctypes.get_errno(), "inotify")
+
+        seen["inotify"] = tried(watch)
+        seen["flags"] = tried(lambda: fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK))
+        seen["owner"] = tried(lambda: fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid()))
+    """,
+    )
+    refused = ("ofd-set", "ofd-get", "posix-set", "posix-get", "lockf", "flock", "dnotify", "inotify")
+    assert {name: seen[name] for name in refused} == dict.fromkeys(refused, "EPERM"), seen
+    assert seen["flags"] == seen["owner"] == "allowed"
+
+
 def test_its_folder_lives_in_memory_and_is_capped(tmp_path):
     seen = observe(
         tmp_path,

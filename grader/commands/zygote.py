@@ -10,10 +10,10 @@ seed, a temporary file) lives in that child only and ends with it; the zygote it
 runs a check.
 
 The sandbox is the zygote's (it is its parent, and dies with it); a child borrows it, alone
-(one child at a time), and the zygote takes it back when the child has ended
-(:func:`grader.sandbox.wardens.take_back`): kept if the child ended as it should and the
-sandbox answers a reset that ends every process of the student's, killed otherwise (it is
-started again before the next child).
+(one child at a time), for its one submission, and the zygote kills it when the child has
+ended (:func:`grader.sandbox.wardens.take_back`): a sandbox serves one submission. A new one
+starts at once after a child that ended as it should (its Python and numpy load while the next
+child starts), else before the next child.
 
 A child answers over a pipe of its own; its standard input and output are /dev/null, so
 nothing it prints reaches the batch. Its temporary files go to a folder the zygote makes for

@@ -294,7 +294,10 @@ class Sandboxed(Deadlined):
         self._forget_clocks()
         self.cores.release()
         if self.warden is not None:
-            self.warden.reset()
+            # every process of the student's ends now. Its files go with the sandbox, which
+            # serves no other submission (:meth:`grader.sandbox.wardens.Warden.begin`), but at
+            # the process level they lie in the machine's folders: swept now
+            self.warden.reset(wipe=self.warden.level == "process")
             release(self.warden)
             self.warden = None
 

@@ -1,13 +1,15 @@
 """Sandboxes for students' code, and the trusted side's hold on them.
 
-Each grading process keeps one sandbox per isolation level (more only if it
-grades several submissions at once). Inside runs a *warden*
+Each submission is graded in a sandbox of its own (:meth:`Warden.begin`): a grading process
+keeps one per isolation level (more only if it grades several submissions at once), and
+replaces it when another submission begins. Inside runs a *warden*
 (:class:`grader.sandbox.inside.warden.Warden`): a pristine Python with numpy loaded that never
-holds a student's source. For each submission it forks a *keeper*
+holds a student's source. It forks the submission's *keeper*
 (:class:`grader.sandbox.inside.warden.Keeper`), which alone receives the source, forks the
-worker and relays its frames, watching each call; between submissions the warden ends
-every process of the student's, the keeper included. Loading Python and numpy
-happens once per grading process instead of once per submission.
+worker and relays its frames, watching each call; a worker replaced (after a time-out, say)
+is forked again from the same warden. A batch's zygote starts the next submission's sandbox as
+soon as the last one is done (:func:`take_back`), so that its Python and numpy load while the
+next child starts.
 
 Isolation levels, best first:
 
@@ -33,7 +35,6 @@ import atexit
 import dataclasses
 import functools
 import os
-import secrets
 import select
 import shutil
 import signal
@@ -364,10 +365,8 @@ class Warden(Deadlined):
         self.holder: object | None = None
         self.uid: int | None = None  # the user the sandbox runs as, when it is not this process's
         self.owner: int | None = None  # the process that started the sandbox (its parent)
-        # whether the warden was reset and wiped since a submission last began (or is new): such
-        # a reset ends the student's processes, empties the sandbox and finds the warden as it
-        # started (:meth:`begin`); and whose submission began last
-        self.clean = True
+        # whose submission began last in this sandbox (None: it is new): a sandbox serves one
+        # submission (:meth:`begin`)
         self.last_holder: object | None = None
 
     def _launch(self) -> None:
@@ -444,24 +443,27 @@ class Warden(Deadlined):
         self.pending = 0
         self.boots += 1
         self.owner = os.getpid()
-        self.clean = True
+        self.last_holder = None
         self._drop_keeper()
 
     # -- requests
 
     def begin(self, holder: object, source: bytes, lesson, memory: int) -> None:
-        """Post: end whatever the last submission left and start a keeper for ``holder``'s.
+        """Post: start a keeper for ``holder``'s submission.
 
         The warden only forks the keeper; the source goes to the keeper alone, over a socket
         of its own, so the process every submission is forked from never holds a student's text.
-        Another submission than the last one to begin here begins only after a reset that wiped
-        the sandbox (one is made now if none was): it ends the last student's processes, leaves
-        none of its files, and replaces a warden whose priority or limits were changed from inside
-        (the next keeper would inherit them). The same submission beginning again (its worker
-        replaced) keeps its files, as a reset that does not wipe does.
+        A sandbox serves one submission: another submission than the last one to begin here
+        begins in a new sandbox (this one is killed, the next request starts one). A wipe
+        cannot give the next student what a new sandbox gives: a heap of the warden's that
+        the last student's files did not grow (every keeper and worker is forked from it, under
+        the same limit of memory), file numbers in ``/tmp`` and the work folder and process
+        numbers that start again, and a ``/dev/null`` whose flags no one changed: each of those
+        would tell the next student something of the last. The same submission beginning again
+        (its worker replaced) keeps its sandbox and its files.
         """
-        if self.proc is not None and not self.clean and self.last_holder is not holder:
-            self.reset()
+        if self.proc is not None and self.last_holder is not None and self.last_holder is not holder:
+            self.kill()
         self._drop_keeper()
         if self.proc is not None and self.owner == os.getpid() and self.proc.poll() is not None:
             self.kill()  # it died between submissions: a new one, and nobody is blamed
@@ -488,7 +490,7 @@ class Warden(Deadlined):
             keeper=True,
             seconds=STARTING_GUARD,
         )
-        self.clean, self.last_holder = False, holder
+        self.last_holder = holder
 
     def post(
         self,
@@ -559,7 +561,6 @@ class Warden(Deadlined):
             return
         try:
             self.request({"type": "reset", "wipe": wipe})
-            self.clean = self.clean or wipe
         except (WardenLost, WardenFault):
             self.kill()  # whatever it held goes with it (or it was changed from inside)
         self._drop_keeper()
@@ -598,34 +599,17 @@ class Warden(Deadlined):
             except BlockingIOError:
                 self._wait_writable(sock.fileno())
 
-    def take_back(self) -> bool:
-        """After a process forked from this one used the sandbox and ended cleanly: whether the
-        sandbox is ready for the next one. It must be alive, and its next reply must be the one
-        to a ``reset`` sent now with a token never sent before (the reset ends every process of
-        the last student's, the keeper included, and wipes their files): a reply the forked
-        process left unread, however late it comes, arrives first and does not carry the token.
-        Otherwise the sandbox is killed (the next request starts a new one)."""
-        if self.proc is None:
-            return True
-        if self.owner != os.getpid() or self.proc.poll() is not None or self.pending or self.keeper:
-            self.kill()
-            return False
-        if select.select([self.sock], [], [], 0)[0] or self.channel.buffer:
-            self.kill()  # something waits already: no need to ask
-            return False
-        token = secrets.token_hex(16)
-        try:
-            reply = self.request({"type": "reset", "wipe": True, "token": token})
-        except (WardenLost, WardenFault):
-            return False  # killed already
-        if reply.get("type") != "clean" or reply.get("token") != token:
-            self.kill()
-            return False
-        if self._unconfined() and _strays(self.uid, self.proc.pid):
-            self.kill()  # a process of the student's escaped the warden, as in :meth:`reset`
-            return False
-        self.clean = True
-        return True
+    def take_back(self, *, clean: bool) -> None:
+        """After a process forked from this one used the sandbox (for one submission) and ended:
+        the sandbox is that submission's, so it is killed; with ``clean`` (the forked process
+        ended as it should: more are likely to come), a new one is started at once, whose
+        Python and numpy load while the next forked process starts."""
+        self.kill()
+        if clean:
+            try:
+                self._launch()
+            except OSError:
+                self.kill()  # the next request starts one, and says why if it cannot
 
     # -- the end
 
@@ -714,8 +698,9 @@ def release(warden: Warden) -> None:
 
 
 def warm(level: str, memory: int) -> None:
-    """Start a sandbox of ``level`` now, before any submission: every process forked from this
-    one afterwards (:func:`take_back`) finds it running, its Python and numpy loaded."""
+    """Start a sandbox of ``level`` now, before any submission: the next process forked from
+    this one (:func:`take_back`) finds it running, its Python and numpy loaded. One started
+    already (by :func:`take_back`) is left to finish starting."""
     warden = acquire(level, memory)
     try:
         if warden.proc is None:
@@ -725,16 +710,14 @@ def warm(level: str, memory: int) -> None:
 
 
 def take_back(*, clean: bool) -> None:
-    """The sandboxes of this process, after a process forked from it (which used them, one at a
-    time) has ended: each one kept only if ``clean`` (the forked process ended as it should, its
-    requests all answered) and :meth:`Warden.take_back` finds it ready; killed otherwise (a
-    process killed in the middle of a request leaves its socket where no one can tell)."""
+    """The sandboxes of this process, after a process forked from it (which used them for one
+    submission, one at a time) has ended: each is that submission's and is killed, and, if the
+    forked process ended as it should (``clean``), a new one started in its place
+    (:meth:`Warden.take_back`). A process killed in the middle of a request leaves its socket
+    where no one can tell: then the next :func:`warm` starts the new one."""
     for warden in _WARDENS:
         warden.busy = False
-        if not clean:
-            warden.kill()
-        else:
-            warden.take_back()
+        warden.take_back(clean=clean)
 
 
 @atexit.register

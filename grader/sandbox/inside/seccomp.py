@@ -6,9 +6,11 @@ Self-contained (standard library only): it is copied into the sandbox beside
 * :func:`refuse_system_calls`, installed by the warden for everything in the
   sandbox: calls that reach memory no resource limit counts, do work behind the
   process's back, leave something for the next submission, move a process onto a
-  core the grader did not give it, or change how another process is scheduled or
-  limited (the warden outlives each submission, and every later keeper and worker
-  it forks would inherit its priority and its limits);
+  core the grader did not give it, change how another process is scheduled or
+  limited (every keeper and worker the warden forks would inherit its priority and its
+  limits), or lock or watch a file: the sandbox's files are the machine's own (the Python,
+  numpy, ``/dev/null``), so a lock taken or an access watched on one is seen by every other
+  sandbox running at the same time, and by the machine;
 * :func:`refuse_new_tasks`, installed in each worker before it loads the
   student's file: it stays one thread of one process. The keeper freezes the
   worker at each write to look at the memory it shares with it (see
@@ -30,7 +32,10 @@ import sys
 #: scheduling of a process (its own, or the warden's: a process may change those of any other
 #: of its user's, and the warden's are inherited by every later student's processes), or reads,
 #: writes or takes the descriptors of another process of the user's (ptrace, process_vm_*,
-#: pidfd_getfd: where the grader runs as an ordinary user, every process of the sandbox is one).
+#: pidfd_getfd: where the grader runs as an ordinary user, every process of the sandbox is one),
+#: or locks a file or watches its accesses (flock, inotify and fanotify marks: the files of a
+#: sandbox are the machine's, and a lock or an access is seen from any other sandbox at the
+#: same time; the locks of fcntl are refused in :func:`refuse_system_calls`).
 _REFUSED = {
     "x86_64": (
         0xC000003E,
@@ -53,6 +58,9 @@ _REFUSED = {
             "ptrace": 101,
             "process_vm_readv": 310,
             "process_vm_writev": 311,
+            "flock": 73,
+            "inotify_add_watch": 254,
+            "fanotify_mark": 301,
         },
     ),
     "aarch64": (
@@ -76,6 +84,9 @@ _REFUSED = {
             "ptrace": 117,
             "process_vm_readv": 270,
             "process_vm_writev": 271,
+            "flock": 32,
+            "inotify_add_watch": 27,
+            "fanotify_mark": 263,
         },
     ),
 }
@@ -84,6 +95,12 @@ _REFUSED_EVERYWHERE = {"io_uring_setup": 425, "memfd_secret": 447, "pidfd_getfd"
 #: and ``getrlimit`` make it): the limits of another process of the user's are not the
 #: student's to read or change (the warden's would be every later student's).
 _PRLIMIT = {"x86_64": 302, "aarch64": 261}
+#: Per machine: fcntl, whose commands that lock a file, read its locks, lease it or watch its
+#: folder (:data:`LOCKING`) are refused; the others (flags, owners, the signal of a descriptor:
+#: the keeper's watch over its worker uses them) are not.
+_FCNTL = {"x86_64": 72, "aarch64": 25}
+#: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_NOTIFY.
+LOCKING = (5, 6, 7, 36, 37, 38, 1024, 1026)
 
 #: Per machine: the calls that start a process or a thread (clone3 is the same everywhere).
 _STARTING = {
@@ -96,31 +113,51 @@ CLONE3 = 435
 _LOAD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
 _ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
 _EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
-_NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (the first argument's low half)
+_NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24  # offsets in struct seccomp_data (arguments: their low half)
 
 
 def refuse_system_calls() -> bool:
     """Install the sandbox's filter: the calls in _REFUSED fail with EPERM, as do all calls of
-    another architecture's ABI. False where it cannot be installed."""
-    known = _REFUSED.get(platform.machine())
+    another architecture's ABI, prlimit64 on another process and fcntl's :data:`LOCKING`
+    commands. False where it cannot be installed."""
+    machine = platform.machine()
+    known = _REFUSED.get(machine)
     if known is None or not sys.platform.startswith("linux"):
         return False
     arch, numbers = known
     refused = sorted({*numbers.values(), *_REFUSED_EVERYWHERE.values()})
     checks = [(_JGE, 0x40000000)] if arch == 0xC000003E else []  # the x32 ABI's numbers
     checks += [(_JEQ, n) for n in refused]
-    # instructions after the checks: prlimit64 (4), allow, deny; a jump counts from the next one
-    program = [(_LOAD, 0, 0, _ARCH), (_JEQ, 0, len(checks) + 5, arch), (_LOAD, 0, 0, _NR)]
-    for i, (op, number) in enumerate(checks):
-        program.append((op, len(checks) - i + 3, 0, number))  # a match jumps to "deny"
-    program += [
-        (_JEQ, 0, 2, _PRLIMIT[platform.machine()]),  # not prlimit64: allow
-        (_LOAD, 0, 0, _ARG0),
-        (_JEQ, 0, 1, 0),  # of another process than the caller: deny
-        (_RET, 0, 0, _ALLOW),
-        (_RET, 0, 0, _EPERM),
+    program = [
+        (_LOAD, None, None, _ARCH),
+        (_JEQ, None, "deny", arch),
+        (_LOAD, None, None, _NR),
+        *((op, "deny", None, number) for op, number in checks),
+        (_JEQ, None, "fcntl", _PRLIMIT[machine]),
+        (_LOAD, None, None, _ARG0),
+        (_JEQ, "allow", "deny", 0),  # prlimit64 of another process than the caller: deny
+        ("fcntl", _JEQ, None, "allow", _FCNTL[machine]),
+        (_LOAD, None, None, _ARG1),
+        *((_JEQ, "deny", None, command) for command in LOCKING),
+        ("allow", _RET, None, None, _ALLOW),
+        ("deny", _RET, None, None, _EPERM),
     ]
-    return _install(program)
+    return _install(_assembled(program))
+
+
+def _assembled(program: list[tuple]) -> list[tuple[int, int, int, int]]:
+    """Classic BPF from instructions whose jumps name their targets: each instruction is
+    ``(op, if_true, if_false, k)``, optionally preceded by its own label; a target is a label or
+    None (the next instruction)."""
+    labelled = [(i[0], i[1:]) if isinstance(i[0], str) else (None, i) for i in program]
+    where = {label: n for n, (label, _) in enumerate(labelled) if label is not None}
+    out = []
+    for n, (_, (op, if_true, if_false, k)) in enumerate(labelled):
+        jumps = [0 if target is None else where[target] - n - 1 for target in (if_true, if_false)]
+        if not all(0 <= jump < 256 for jump in jumps):
+            raise ValueError("a seccomp jump out of reach")
+        out.append((op, *jumps, k))
+    return out
 
 
 def refuse_new_tasks() -> bool:
