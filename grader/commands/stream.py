@@ -144,7 +144,7 @@ def prime(lesson: Lesson, settings: Settings, *, scratch: Path) -> int:
     except ValueError:
         return 0
     finally:
-        prepare_sandbox(lesson, settings)  # started again if the child's was not taken back
+        prepare_sandbox(lesson, settings)  # the next child's, unless one is starting already
     predraw(lesson, settings)  # each child only calls the checks on the examples
     keep_on_disk(lesson, settings)  # with their arguments written down; no later child writes them
     return adopted
@@ -156,7 +156,7 @@ def _apart(line: str, *, lesson: Lesson, settings: Settings, scratch: Path) -> b
         request = json.loads(line)
     except ValueError:
         return answer_line(Answer(Verdict.FAILED, message="a request is one JSON object on one line"))
-    prepare_sandbox(lesson, settings)  # started again if the last child's was killed
+    prepare_sandbox(lesson, settings)  # this child's, unless one is starting already
     ended = run_forked(
         lambda: answer_line(_answer(request, lesson=lesson, settings=settings)), scratch=scratch
     )

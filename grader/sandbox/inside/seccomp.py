@@ -151,13 +151,13 @@ def _assembled(program: list[tuple]) -> list[tuple[int, int, int, int]]:
     None (the next instruction)."""
     labelled = [(i[0], i[1:]) if isinstance(i[0], str) else (None, i) for i in program]
     where = {label: n for n, (label, _) in enumerate(labelled) if label is not None}
-    out = []
+    bpf = []
     for n, (_, (op, if_true, if_false, k)) in enumerate(labelled):
         jumps = [0 if target is None else where[target] - n - 1 for target in (if_true, if_false)]
         if not all(0 <= jump < 256 for jump in jumps):
             raise ValueError("a seccomp jump out of reach")
-        out.append((op, *jumps, k))
-    return out
+        bpf.append((op, *jumps, k))
+    return bpf
 
 
 def refuse_new_tasks() -> bool:

@@ -289,21 +289,12 @@ class Warden:
         (None for a folder that cannot be looked into: it may hold anything)."""
         for folder in self.wiped:
             yield from _strays(folder, self.built_in)
-        todo = list(self.sweep)
-        while todo:  # what the student's user owns, there and in every folder below anyone may write in
-            try:
-                entries = list(os.scandir(todo.pop()))
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    seen = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if seen.st_uid == os.getuid():
-                    yield entry.path
-                elif stat.S_ISDIR(seen.st_mode) and seen.st_mode & stat.S_IWOTH:
-                    todo.append(entry.path)  # another user's, but open to all (/tmp/.X11-unix)
+        # what the student's user owns, there and in every folder below that is another user's
+        # but open to all (/tmp/.X11-unix)
+        mine = os.getuid()
+        for path, seen in _walk(self.sweep, lambda seen: seen.st_uid != mine and seen.st_mode & stat.S_IWOTH):
+            if seen.st_uid == mine:
+                yield path
 
 
 class Keeper:
@@ -484,12 +475,19 @@ def _tree(top: str) -> dict[str, tuple]:
     """Everything below ``top``, by path (:func:`_seen`), seen without following links and
     without entering another file system (a read-only folder bound into the sandbox is a mount
     of its own: nothing in it can change)."""
-    found: dict[str, tuple] = {}
     try:
         device = os.lstat(top).st_dev
     except OSError:
-        return found
-    todo = [top]
+        return {}
+    return {
+        path: _seen(path, seen, device) for path, seen in _walk([top], lambda seen: seen.st_dev == device)
+    }
+
+
+def _walk(tops, enter):
+    """(path, lstat) of everything below the folders ``tops``, links not followed; a folder is
+    entered only where ``enter(its lstat)`` says so. What cannot be read is passed over."""
+    todo = list(tops)
     while todo:
         try:
             entries = list(os.scandir(todo.pop()))
@@ -500,10 +498,9 @@ def _tree(top: str) -> dict[str, tuple]:
                 seen = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            found[entry.path] = _seen(entry.path, seen, device)
-            if stat.S_ISDIR(seen.st_mode) and seen.st_dev == device:
+            yield entry.path, seen
+            if stat.S_ISDIR(seen.st_mode) and enter(seen):
                 todo.append(entry.path)
-    return found
 
 
 def _strays(top: str, built_in: dict[str, tuple]):
