@@ -230,7 +230,7 @@ class Warden:
             return {"type": "fault", "message": "what the student left in the sandbox could not be removed"}
         if inherited() != self.inherited:  # its priority or limits were changed from outside
             return {"type": "fault", "message": "the sandbox's scheduling or limits were changed"}
-        return {"type": "clean", "token": request.get("token")}  # which reset this answers
+        return {"type": "clean"}
 
     # -- the student's processes
 
