@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .commands import catalog, check, gallery, grade, lint, remote
+from .commands import catalog, check, gallery, grade, remote
+from .commands.lint_findings import LINT_EXAMPLES
 from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
@@ -495,9 +496,9 @@ def parser() -> argparse.ArgumentParser:
     lt.add_argument(
         "--max-examples",
         type=_positive,
-        default=lint.LINT_EXAMPLES,
+        default=LINT_EXAMPLES,
         metavar="N",
-        help=f"examples per check run on the reference (default {lint.LINT_EXAMPLES})",
+        help=f"examples per check run on the reference (default {LINT_EXAMPLES})",
     )
 
     cg = sub.add_parser(
@@ -772,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "examples":
             return _command("examples").main(lessons=_lessons(args, course), check=args.check)
         if args.command == "lint":
-            return lint.main(lessons=_lessons(args, course), examples=args.max_examples)
+            return _command("lint").main(lessons=_lessons(args, course), examples=args.max_examples)
         if args.command == "catalog":
             chosen = tuple((lesson, _settings(args, lesson)) for lesson in _lessons(args, course))
             return catalog.main(lessons=chosen, jobs=args.jobs, fmt=args.fmt)

@@ -4,11 +4,12 @@ exercise only and is named first by its code, every correct alternative gets ful
 submission that does no real work gets nothing in any exercise.
 
 Each entry is graded once, as a class is (sandboxed, a fresh child per entry, replaying each
-property's examples once they are known). `check` (in the checker's own process, every property
-under Hypothesis's engine, ``GRADER_REPLAY=off``) grades a sample again: in each lesson, the
+property's examples once they are known, without pytest where the lesson allows it). `check` (in
+the checker's own process, every property under Hypothesis's engine, ``GRADER_REPLAY=off``,
+through pytest, ``GRADER_THROUGH_PYTEST=on``) grades a sample again: in each lesson, the
 first entry of each kind for each exercise, and the entries whose feedback quotes random
-numbers. Their agreement shows that neither isolation nor replay changes a score, a feedback or
-a smallest input. ``GRADER_AGREEMENT=all`` compares every entry instead (a few minutes more).
+numbers. Their agreement shows that neither isolation nor replay nor pytest's absence changes a
+score, a feedback or a smallest input. ``GRADER_AGREEMENT=all`` compares every entry instead (a few minutes more).
 
 Lessons and entries are found, not listed: a new lesson's catalog, or a new entry in one, is
 graded and held to all of this without a line here.
@@ -24,7 +25,7 @@ import pytest
 
 from grader.core.catalog import Entry, Kind, entries
 from grader.core.lesson import Course, Lesson
-from grader.core.settings import REPLAY_VARIABLE, Isolation
+from grader.core.settings import REPLAY_VARIABLE, THROUGH_PYTEST_VARIABLE, Isolation
 from grader.formats.json_report import from_dict
 from grader.formats.text import to_text
 
@@ -217,7 +218,7 @@ def checked(tmp_path_factory) -> dict[str, dict[str, dict]]:
             e.label: compose(e.path, root / lesson.name / e.label, lesson).parent for e in sample(lesson)
         }
         chunks = root / "chunks" / lesson.name
-        env = {**os.environ, REPLAY_VARIABLE: "off"}
+        env = {**os.environ, REPLAY_VARIABLE: "off", THROUGH_PYTEST_VARIABLE: "on"}
         reports[lesson.name] = grade_folders(folders, chunks, isolation="none", lesson=lesson, env=env)
     return reports
 

@@ -350,7 +350,7 @@ import json, sys
 from pathlib import Path
 from grader.core.lesson import Course
 from grader.core.settings import resolve
-from grader.engine.run import unkept
+from grader.engine.pytested import unkept
 lesson = Course.at(Path(sys.argv[1])).lesson("toy")
 settings = resolve("batch", lesson_exercises=lesson.exercises, lesson_name="toy")
 print(json.dumps({"unkept": unkept(lesson, settings)}))

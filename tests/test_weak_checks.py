@@ -11,7 +11,7 @@ import json
 import shutil
 
 from grader.core.results import Status, TestResult, Visibility
-from grader.engine.run import _gated
+from grader.engine.collector import _gated
 
 from .support import TOY_COURSE, grader_outside
 

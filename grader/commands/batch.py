@@ -64,7 +64,7 @@ from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
 from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT, ExerciseResult, Report, Standing
 from ..core.settings import Isolation, Settings, encoded
-from ..engine.run import suite_points
+from ..engine.pytested import suite_points
 from ..engine.submission import reference_of
 from ..engine.upkeep import DECIDING_PACKAGES
 from ..formats.gradebook import Gradebook, Row

@@ -41,16 +41,11 @@ from ..core.results import Visibility
 from ..core.settings import resolve
 from ..engine import shipped
 from ..engine.marks import MARK, MarkError, grading_of
-from ..engine.run import nothing_stored, plugin_autoload_off, pytest_arguments
+from ..engine.pytested import plugin_autoload_off, pytest_arguments
 from ..engine.submission import load_reference
-from ..engine.upkeep import no_local_constants
+from ..engine.upkeep import no_local_constants, nothing_stored
 from .lint_declared import UNREAD, lint_catalog, lint_diagnoses, lint_pictures, lint_weak
-from .lint_findings import Check, Findings
-
-#: Examples per check when the checks run on the reference: enough to meet a strategy's
-#: corners, few enough that a lesson is linted in seconds.
-LINT_EXAMPLES = 10
-
+from .lint_findings import LINT_EXAMPLES, Check, Findings
 
 # ----------------------------------------------------------------------------- the checks
 

@@ -9,6 +9,10 @@ from pathlib import Path
 from ..core.authored import shown
 from ..core.results import Visibility
 
+#: Examples per check when ``lint`` runs the checks on the reference: enough to meet a
+#: strategy's corners, few enough that a lesson is linted in seconds.
+LINT_EXAMPLES = 10
+
 
 @dataclass(frozen=True)
 class Problem:

@@ -29,7 +29,7 @@ from ..core.installed import IMPORTED_FROM
 from ..core.intake import IntakeError, open_submission
 from ..core.lesson import COURSE_VARIABLE, Lesson
 from ..core.solution import STUB
-from ..engine.run import suite_points
+from ..engine.pytested import suite_points
 from ..formats.notebook import build_notebook, write_notebook
 
 #: Names nbgrader accepts for an assignment without surprises on any file system.

@@ -35,7 +35,8 @@ from ..core.lesson import Lesson
 from ..core.results import Report
 from ..core.settings import Settings
 from ..engine import replay
-from ..engine.run import keep_on_disk, predraw, prepare, prepare_sandbox, run_checks, unkept
+from ..engine.pytested import keep_on_disk, predraw, prepare, prepare_sandbox, unkept
+from ..engine.run import run_checks
 from ..formats.json_report import from_dict, to_dict
 from ..sandbox.wardens import settle
 from .zygote import run_forked

@@ -2,7 +2,7 @@
 
 The grading process of a batch (``grade-stream``) imports numpy, Hypothesis, pytest, the
 grader and the lesson's checks, and starts its sandbox, once
-(:func:`grader.engine.run.prepare`), before it has seen any submission. Then, for each
+(:func:`grader.engine.pytested.prepare`), before it has seen any submission. Then, for each
 submission, it forks a *child* (:func:`run_forked`) that grades that one submission and
 exits. A child is a copy of the zygote as it was before any student: whatever the checks,
 the reference, pytest or Hypothesis keep of a submission (a cache, a module-level list, a

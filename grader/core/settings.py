@@ -31,6 +31,9 @@ EXPLORE_EXAMPLES = 400
 #: Set to 0 (or off, no, false) to grade every property under Hypothesis's engine, without
 #: replaying the examples it drew before (see :mod:`grader.engine.replay`).
 REPLAY_VARIABLE = "GRADER_REPLAY"
+#: Set to 1 (or on, yes, true) to run every lesson's checks through pytest, even those the grader
+#: can find and run without it (see :mod:`grader.engine.direct`): the reports are the same.
+THROUGH_PYTEST_VARIABLE = "GRADER_THROUGH_PYTEST"
 #: The folder where the examples replay uses are kept between runs (:mod:`grader.engine.store`),
 #: or off; unset: ``grader/replay`` in the user's cache folder ($XDG_CACHE_HOME, else ~/.cache).
 STORE_VARIABLE = "GRADER_REPLAY_STORE"
@@ -116,6 +119,9 @@ class Settings:
     replay: bool = True
     """Whether a property's examples, once drawn in this process, are replayed as a plain loop
     (Hypothesis runs only for a property that fails); off: every property runs under Hypothesis."""
+    through_pytest: bool = False
+    """Whether the checks run through pytest even where the grader can run them itself (the
+    same report either way: tests compare them)."""
     store: str | None = None
     """The folder where replay's examples are kept between runs (:mod:`grader.engine.store`);
     None: kept only in the process that drew them."""
@@ -145,6 +151,7 @@ def resolve(
     explore: bool = False,
     public: bool = False,
     replay: bool | None = None,
+    through_pytest: bool | None = None,
     environ=os.environ,
 ) -> Settings:
     """The settings of ``command``: each value as asked for (None: not asked), checked against
@@ -174,6 +181,11 @@ def resolve(
         if asked not in ("", "1", "on", "yes", "true", "0", "off", "no", "false"):
             raise ValueError(f"{REPLAY_VARIABLE} must be on or off, got {asked!r}")
         replay = asked not in ("0", "off", "no", "false")
+    if through_pytest is None:
+        asked = environ.get(THROUGH_PYTEST_VARIABLE, "").strip().lower()
+        if asked not in ("", "1", "on", "yes", "true", "0", "off", "no", "false"):
+            raise ValueError(f"{THROUGH_PYTEST_VARIABLE} must be on or off, got {asked!r}")
+        through_pytest = asked in ("1", "on", "yes", "true")
     return Settings(
         store=_store_folder(environ) if replay else None,
         isolation=chosen,
@@ -186,6 +198,7 @@ def resolve(
         exercises=only,
         include_hidden=not public,
         replay=replay,
+        through_pytest=through_pytest,
     )
 
 
@@ -211,6 +224,7 @@ def encoded(settings: Settings) -> str:
             "exercises": list(settings.exercises) if settings.exercises is not None else None,
             "include_hidden": settings.include_hidden,
             "replay": settings.replay,
+            "through_pytest": settings.through_pytest,
             "store": settings.store is not None,
         },
         sort_keys=True,
@@ -232,6 +246,7 @@ def decoded(text: str, *, lesson_exercises: tuple[str, ...] | None = None, envir
         "exercises",
         "include_hidden",
         "replay",
+        "through_pytest",
         "store",
     }
     if not isinstance(body, dict) or set(body) != fields:
@@ -257,7 +272,7 @@ def decoded(text: str, *, lesson_exercises: tuple[str, ...] | None = None, envir
     for name in ("isolation", "profile"):
         if not isinstance(body[name], str):
             raise ValueError(f"settings' {name} must be a name")
-    for name in ("include_hidden", "replay", "store"):
+    for name in ("include_hidden", "replay", "through_pytest", "store"):
         if not isinstance(body[name], bool):
             raise ValueError(f"settings' {name} must be true or false")
     try:  # every value as resolve checks one asked for on a command line
@@ -272,6 +287,7 @@ def decoded(text: str, *, lesson_exercises: tuple[str, ...] | None = None, envir
             explore=Profile(body["profile"]) is Profile.EXPLORE,
             public=not body["include_hidden"],
             replay=body["replay"],
+            through_pytest=body["through_pytest"],
             environ=environ,
         )
     except LessonError as err:  # an exercise the lesson lacks

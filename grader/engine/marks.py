@@ -22,6 +22,7 @@ __all__ = [
     "MarkError",
     "graded",
     "grading_of",
+    "own_grading",
     "validate",
 ]
 
@@ -72,20 +73,29 @@ def graded(exercise: str, *, points: float, visibility: str = "visible"):
     return mark
 
 
+def own_grading(check, exercises: tuple[str, ...] | None = None, *, name: str = "") -> Grading | None:
+    """The validated mark :func:`graded` put on the function ``check`` (its exercise one of
+    ``exercises``, when given), or None if it has none; ``name``: the check's, for messages."""
+    own = vars(check).get(ATTRIBUTE, ()) if hasattr(check, "__dict__") else ()
+    if not isinstance(own, tuple) or not all(isinstance(grading, Grading) for grading in own):
+        raise MarkError(f"{name or getattr(check, '__name__', '?')}: {ATTRIBUTE} holds no graded mark")
+    if len(own) > 1:
+        raise MarkError(f"{name or getattr(check, '__name__', '?')}: more than one graded mark")
+    if not own:
+        return None
+    (grading,) = own
+    return validate(grading.exercise, grading.points, grading.visibility.value, exercises)
+
+
 def grading_of(item, exercises: tuple[str, ...] | None = None) -> Grading | None:
     """The validated ``graded`` mark of a collected test (its exercise one of ``exercises``,
     when given), or None if it has none."""
-    own = vars(item.obj).get(ATTRIBUTE, ()) if hasattr(getattr(item, "obj", None), "__dict__") else ()
-    if not isinstance(own, tuple) or not all(isinstance(grading, Grading) for grading in own):
-        raise MarkError(f"{item.nodeid}: {ATTRIBUTE} holds no graded mark")
     marks = list(item.iter_markers(MARK))
-    if not marks and not own:
-        return None
-    if len(marks) + len(own) > 1:
+    if not marks:
+        return own_grading(getattr(item, "obj", None), exercises, name=item.nodeid)
+    own = own_grading(getattr(item, "obj", None), None, name=item.nodeid)
+    if len(marks) + (own is not None) > 1:
         raise MarkError(f"{item.nodeid}: more than one graded mark")
-    if own:
-        (grading,) = own
-        return validate(grading.exercise, grading.points, grading.visibility.value, exercises)
     kwargs = dict(marks[0].kwargs)
     if marks[0].args:
         kwargs.setdefault("exercise", marks[0].args[0])

@@ -14,22 +14,21 @@ the options below.
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase
 from hypothesis import settings as hypothesis_settings
 
-from ..core.errors import Failure, LessonError, PropertyFailure, StudentError, StudentTimeout
+from ..core.errors import LessonError
 from ..core.lesson import Lesson, check_of
 from ..core.results import Visibility
-from ..core.settings import EXPLORE_EXAMPLES, GRADING_EXAMPLES, Isolation, Profile, Settings, resolve
-from . import replay
-from .draw import drew_large, lesson_sized_only
+from ..core.settings import Isolation, Profile, Settings, resolve
+from .checking import load_profile, record_inputs, replayed, unsettled
+from .checking import replay_key as checking_key
+from .draw import drew_large
 from .marks import MARK, MarkError, grading_of
-from .submission import StudentView, Submission
-from .upkeep import OURS, fix_seed, give_seed
+from .submission import Submission
+from .upkeep import fix_seed
 
 __all__ = [
     "pytest_addoption",
@@ -43,31 +42,6 @@ __all__ = [
     "collection_faults",
     "student",
 ]
-
-PROFILES = {
-    # The same submission always gets the same score: fixed seeds, no memory
-    # of earlier runs, no wall-clock deadline, a bounded number of examples.
-    Profile.GRADING: dict(
-        derandomize=True,
-        database=None,
-        deadline=None,
-        max_examples=GRADING_EXAMPLES,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        print_blob=False,
-    ),
-    # For students hunting a bug: new random inputs on every run, more of them.
-    Profile.EXPLORE: dict(
-        derandomize=False,
-        deadline=None,
-        max_examples=EXPLORE_EXAMPLES,
-        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
-        suppress_health_check=list(HealthCheck),
-        report_multiple_bugs=False,
-        print_blob=False,
-    ),
-}
 
 #: The submission under test of each lesson, by the lesson's checks folder.
 _SUBMISSIONS = pytest.StashKey[dict]()
@@ -158,16 +132,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", f"{MARK}(exercise, points, visibility): a graded check (see grader.marks)"
     )
-    for profile, values in PROFILES.items():
-        hypothesis_settings.register_profile(profile.value, **values)
-    chosen = settings_of(config)
-    profile, examples = chosen.profile.value, chosen.max_examples
-    if examples is not None:
-        hypothesis_settings.register_profile(
-            f"{profile}-{examples}", hypothesis_settings.get_profile(profile), max_examples=examples
-        )
-        profile = f"{profile}-{examples}"
-    hypothesis_settings.load_profile(profile)
+    load_profile(settings_of(config))
 
 
 def _check(item) -> tuple[Lesson, bool] | None:
@@ -245,27 +210,8 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: id(item) in hidden)
     derandomize = hypothesis_settings.default.derandomize
     for item in checks:
-        _record_inputs(item)
+        record_inputs(item.obj)
         fix_seed(getattr(item, "obj", None), derandomize=derandomize)
-
-
-#: Arguments that are not inputs of the student's function.
-_NOT_INPUTS = ("student", "data")
-#: Failures that no input causes: the file did not load, a function is missing or has the wrong
-#: signature, or it is still the stub that raises NotImplementedError (the feedback shows no
-#: input for them). Every example fails alike, so the search for a smaller one would cost a
-#: fraction of a second per check (most of a stub's grading) and find nothing.
-_SETTLED = (Failure.LOAD, Failure.MISSING, Failure.SIGNATURE, Failure.NOT_IMPLEMENTED)
-
-
-class Settled(BaseException):
-    """Carries such a StudentError out of Hypothesis at its first example (a BaseException, as
-    StudentTimeout is: Hypothesis neither retries nor shrinks it); the check then fails with the
-    StudentError itself (:func:`pytest_pyfunc_call`)."""
-
-    def __init__(self, error: StudentError):
-        super().__init__(error.message)
-        self.error = error
 
 
 @pytest.hookimpl(wrapper=True)
@@ -273,31 +219,12 @@ def pytest_pyfunc_call(pyfuncitem):
     drew_large(forget=True)  # nothing drawn before this check (by another, or ahead) says a thing
     try:
         return (yield)
-    except Settled as settled:
-        raise settled.error from None
-    except (PropertyFailure, StudentError) as err:
-        if getattr(err, "grader_large", False):
-            smaller = _lesson_sized(pyfuncitem, type(err))
-            if smaller is not None:
-                raise smaller from None
-        raise
-
-
-def _lesson_sized(pyfuncitem, kind: type) -> BaseException | None:
-    """The check's failure on a lesson-sized example (:func:`grader.engine.draw.lesson_sized_only`),
-    of the same ``kind`` as the failure first found on a large one; None when no lesson-sized
-    example fails so (the large one is then what the student is shown). Only the example shown
-    changes: the check failed already, and fails either way."""
-    fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-    give_seed(pyfuncitem.obj)
-    try:
-        with lesson_sized_only():
-            pyfuncitem.obj(**fixtures)
-    except kind as found:
-        return None if getattr(found, "grader_large", False) else found
-    except (Exception, StudentTimeout, Settled):  # noqa: BLE001 - any other end: the first failure stands
-        return None
-    return None
+    except BaseException as err:  # noqa: BLE001 - each kind is sorted out by unsettled
+        fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+        other = unsettled(err, pyfuncitem.obj, fixtures)
+        if other is err:
+            raise
+        raise other from None
 
 
 @pytest.hookimpl(tryfirst=True, specname="pytest_pyfunc_call")
@@ -305,87 +232,30 @@ def pytest_pyfunc_call_replayed(pyfuncitem):
     """Run a property of a graded check with its examples replayed where this process knows
     them (:mod:`grader.engine.replay`); None (pytest runs the check as usual) where replay is
     off or does not apply."""
-    check = getattr(pyfuncitem, "obj", None)
-    handle = getattr(check, "hypothesis", None)
-    if handle is None or not getattr(handle.inner_test, "_records_inputs", False):
-        return None
-    chosen = settings_of(pyfuncitem.config)
-    current = hypothesis_settings.default
-    if (
-        not chosen.replay
-        or not current.derandomize
-        or not getattr(check, OURS, False)
-        or not replay.supported()
-    ):
-        give_seed(check)
-        return None
+    lesson = lesson_of(pyfuncitem)
     fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-    view, lesson = fixtures.get("student"), lesson_of(pyfuncitem)
-    if not isinstance(view, StudentView) or lesson is None:
-        give_seed(check)
-        return None
-    submission = submission_of(pyfuncitem.config, lesson, create=False)
-    key = replay_key(pyfuncitem, lesson)
-    replay.run(
-        check,
-        key=key,
-        fixtures=fixtures,
-        view=view,
-        keep=submission is not None and not submission.runs_here,
-        settled=Settled,
-        engine=lambda: give_seed(check),
+    return (
+        replayed(
+            pyfuncitem.obj,
+            fixtures,
+            lesson=lesson,
+            nodeid=pyfuncitem.nodeid,
+            settings=settings_of(pyfuncitem.config),
+            submission=None if lesson is None else submission_of(pyfuncitem.config, lesson, create=False),
+        )
+        or None
     )
-    return True
 
 
 def replay_key(item, lesson: Lesson) -> tuple:
     """What the examples of the check ``item`` of ``lesson`` are kept under
-    (:mod:`grader.engine.replay`): its lesson, its node, how it is seeded and the examples per
-    property."""
-    return (str(lesson.checks), item.nodeid, replay.DERANDOMIZED, hypothesis_settings.default.max_examples)
+    (:func:`grader.engine.checking.replay_key`)."""
+    return checking_key(lesson, item.nodeid)
 
 
 def use_settings(config, settings: Settings) -> None:
     """Run with ``settings`` (a run that grades no submission: see :func:`use_run`)."""
     config.stash[_SETTINGS] = settings
-
-
-def _record_inputs(item) -> None:
-    """Make a Hypothesis check attach its arguments, and the calls of its exercise's function,
-    to whatever it raises, and stop at once on a failure that does not depend on them
-    (:data:`_SETTLED`).
-
-    Hypothesis re-raises the error of the smallest example last, so the
-    arguments found on the error are the smallest failing input.
-    """
-    hypothesis = getattr(getattr(item, "obj", None), "hypothesis", None)
-    if hypothesis is None or getattr(hypothesis.inner_test, "_records_inputs", False):
-        return
-    inner = hypothesis.inner_test
-
-    @functools.wraps(inner)
-    def recorded(*args, **kwargs):
-        view = kwargs.get("student")
-        if isinstance(view, StudentView):
-            view.begin()
-        ended = None
-        try:
-            return inner(*args, **kwargs)
-        except BaseException as err:
-            ended = err
-            err.grader_large = drew_large()  # the example drew a large size: see _lesson_sized
-            err.grader_inputs = {k: v for k, v in kwargs.items() if k not in _NOT_INPUTS}
-            err.grader_calls = view.failed_calls() if isinstance(view, StudentView) else ()
-            if isinstance(err, StudentError) and err.kind in _SETTLED:
-                raise Settled(err) from None
-            raise
-        finally:
-            drew_large(forget=True)  # the next example draws its own sizes
-            if isinstance(view, StudentView) and view.tape is not None:
-                view.tape.end(ended)
-
-    recorded._records_inputs = True
-    hypothesis.inner_test = recorded
 
 
 def submission_of(config, lesson: Lesson, *, create: bool = True) -> Submission | None:

@@ -58,7 +58,7 @@ from pathlib import Path
 
 import hypothesis
 import numpy
-import pytest
+from _pytest import __version__ as pytest_version  # pytest's release, without loading pytest
 
 from ..core.fingerprint import files_under, grader_digest, lesson_digest
 from ..core.installed import PACKAGE
@@ -285,7 +285,7 @@ def store_key(lesson: Lesson, settings: Settings, memo: dict) -> tuple[str, set[
         "implementation": sys.implementation.cache_tag or "",
         "hypothesis": hypothesis.__version__,
         "numpy": numpy.__version__,
-        "pytest": pytest.__version__,
+        "pytest": pytest_version,
         "examples": settings.examples,
         "profile": str(settings.profile),
         "level": str(settings.level),

@@ -51,9 +51,11 @@ from __future__ import annotations
 import contextlib
 import random
 import re
+import tempfile
 
 import hypothesis
 import hypothesis.core
+from hypothesis import configuration as hypothesis_configuration
 from hypothesis.internal import entropy
 from hypothesis.internal.conjecture import providers
 from hypothesis.internal.reflection import function_digest
@@ -106,6 +108,7 @@ def fix_seed(check, *, derandomize: bool) -> None:
     to run it: a check whose examples are all replayed never needs it); without
     ``derandomize``, take that seed away again. A seed the check's author gave it (``@seed``) is
     left as it is."""
+    check = getattr(check, "__func__", check)  # a check written as a method: its function
     hypothesis = getattr(check, "hypothesis", None)
     if hypothesis is None or not hasattr(check, "_hypothesis_internal_use_seed"):
         return
@@ -124,6 +127,7 @@ def fix_seed(check, *, derandomize: bool) -> None:
 def give_seed(check) -> None:
     """Before Hypothesis's engine runs ``check``: give it the seed :func:`fix_seed` marked it for,
     computed once (Hypothesis, given none, would compute the very same one itself, twice per run)."""
+    check = getattr(check, "__func__", check)  # a check written as a method: its function
     if not getattr(check, OURS, False) or getattr(check, SEED, None) is not None:
         return
     # what Hypothesis does with derandomize: Random(int_from_bytes(function_digest(test)))
@@ -215,3 +219,22 @@ def seeded_in_place(derandomized: bool):
             yield
         finally:
             hypothesis.core.deterministic_PRNG = original
+
+
+@contextlib.contextmanager
+def nothing_stored():
+    """Hypothesis keeps nothing where the checks run.
+
+    Besides its example database (which the profiles turn off), Hypothesis caches
+    the constants it reads in local source files, the course's checks and reference
+    among them, in ``.hypothesis/`` of the working folder: in a notebook's kernel
+    that is the folder nbgrader collects from and returns feedback into. For the run,
+    its storage is a temporary folder of its own, removed after.
+    """
+    home = vars(hypothesis_configuration).get("__hypothesis_home_directory")
+    with tempfile.TemporaryDirectory(prefix="grader-hypothesis-") as scratch:
+        hypothesis_configuration.set_hypothesis_home_dir(scratch)
+        try:
+            yield
+        finally:
+            hypothesis_configuration.set_hypothesis_home_dir(home)

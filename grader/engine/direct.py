@@ -1,0 +1,420 @@
+"""Running a lesson's checks without pytest, where pytest would run them just so.
+
+pytest costs a grading about a fifth of a second of processor time (its import and its
+session) to find the checks and call each one. For a lesson whose checks use nothing of pytest
+but being found and called (module-level ``test*`` functions whose one argument is
+``student``, marked with ``graded``, in files pytest would collect, and no setting or
+``conftest.py`` that changes how pytest finds or runs them), this module finds the very checks
+pytest would find, in its order, under its names, and runs them through the same
+:class:`~grader.engine.collector.Collector` in the same steps as the grader's pytest plugin.
+The report is the same, byte for byte (tests/test_direct.py compares whole catalogs both ways).
+
+Anything else, or anything it is not sure of, goes to pytest: :func:`checks_of` says None
+before a single check has run, and :func:`grader.engine.run.run_checks` runs pytest instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import importlib
+import inspect
+import io
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from hypothesis import settings as hypothesis_settings
+
+from ..core.errors import GraderError, LessonError
+from ..core.lesson import Lesson, check_of
+from ..core.results import Visibility
+from .checking import called, record_inputs
+from .collector import Check, Collector
+from .marks import MarkError, own_grading
+from .upkeep import fix_seed
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: a course with a TOML file of settings goes to pytest
+    tomllib = None
+
+#: The settings of pytest a course may hold and still have its checks run here: none of them
+#: changes which checks are found or how they run (``addopts`` is overridden by every run the
+#: grader makes). Any other setting sends the run to pytest.
+HARMLESS_SETTINGS = frozenset({"addopts", "testpaths", "markers"})
+#: The files pytest reads its settings from, in the order it looks for them in a folder.
+SETTINGS_FILES = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+#: Folders pytest does not look into (its ``norecursedirs`` default, and ``__pycache__``).
+UNVISITED = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}", "__pycache__")
+#: The files pytest takes checks from (its ``python_files`` default).
+CHECK_FILES = ("test_*.py", "*_test.py")
+#: Module-level names that give pytest something to do besides calling the checks.
+PYTEST_NAMES = frozenset(
+    {
+        "pytestmark",
+        "pytest_plugins",
+        "pytest_generate_tests",
+        "setup_module",
+        "teardown_module",
+        "setUpModule",
+        "tearDownModule",
+        "setup_function",
+        "teardown_function",
+    }
+)
+
+
+class _Unsure(Exception):
+    """The checks are not for this module to run (said why, for tests)."""
+
+
+def checks_of(lesson: Lesson) -> list[Check] | None:
+    """``lesson``'s checks as pytest would collect them from ``lesson.checks`` for a grading
+    (files by name, folders among them, functions in the order they are written; modules
+    imported as pytest imports them), with their graded marks checked as the grader's plugin
+    checks them; None where anything would make pytest's run differ (then nothing of the
+    lesson was imported but what pytest imports itself the same way)."""
+    try:
+        return _found(lesson)
+    except _Unsure:
+        return None
+
+
+def why_not(lesson: Lesson) -> str:
+    """Why :func:`checks_of` leaves ``lesson``'s checks to pytest ("" where it does not)."""
+    try:
+        _found(lesson)
+    except _Unsure as err:
+        return str(err)
+    return ""
+
+
+def _found(lesson: Lesson) -> list[Check]:
+    if os.environ.get("PYTEST_ADDOPTS", "").strip() or os.environ.get("PYTEST_PLUGINS", "").strip():
+        raise _Unsure("PYTEST_ADDOPTS or PYTEST_PLUGINS is set")
+    root, top = Path(os.path.abspath(lesson.root)), Path(os.path.abspath(lesson.checks))
+    if not top.is_dir() or top.is_symlink():
+        raise _Unsure("the checks folder is not a plain folder")
+    if root != top and root not in top.parents:
+        raise _Unsure("the checks are outside the course")
+    _plain_settings(top)
+    for folder in (top, *top.parents):
+        if (folder / "conftest.py").exists():
+            raise _Unsure(f"{folder / 'conftest.py'} exists")
+    for folder in (top, *top.parents):
+        init = folder / "__init__.py"
+        if folder != root and root not in folder.parents:
+            break
+        if init.is_file() and _sets_up(init):
+            raise _Unsure(f"{init} sets up or tears down a module")
+    checks, names = [], set()
+    for path in _check_files(top):
+        try:
+            place = check_of(path)
+        except LessonError as err:
+            raise _Unsure(f"{path}: {err}") from None
+        if place is None or str(place[0].checks) != str(lesson.checks):
+            raise _Unsure(f"{path} is not a check of lesson {lesson.name}")
+        module = _imported(path)
+        for name, function in _functions(module, path):
+            if name in names:
+                raise _Unsure(f"two checks are named {name}")
+            names.add(name)
+            try:
+                grading = own_grading(function, lesson.exercises)
+            except MarkError as err:
+                raise _Unsure(f"{name}: {err}") from None
+            if grading is None or place[1] != (grading.visibility is Visibility.HIDDEN):
+                raise _Unsure(f"{name}: no graded mark, or one for the other folder")
+            nodeid = f"{path.relative_to(root).as_posix()}::{name}"
+            checks.append(
+                Check(
+                    name=name,
+                    nodeid=nodeid,
+                    function=function,
+                    grading=grading,
+                    lesson=place[0],
+                    module=module,
+                    where=lambda function=function: _written(function),
+                )
+            )
+    return checks
+
+
+def _plain_settings(top: Path) -> None:
+    """The settings pytest would read for a run on ``top`` hold nothing but
+    :data:`HARMLESS_SETTINGS` (pytest's own search: the first folder up from ``top`` with a
+    file of settings for pytest, the first such file of :data:`SETTINGS_FILES` in it)."""
+    for folder in (top, *top.parents):
+        for name in SETTINGS_FILES:
+            path = folder / name
+            if not path.is_file():
+                continue
+            options = _settings_in(path)
+            if options is None:
+                continue
+            unusual = set(options) - HARMLESS_SETTINGS
+            if unusual:
+                raise _Unsure(f"{path} sets {', '.join(sorted(unusual))}")
+            return
+
+
+def _settings_in(path: Path) -> dict | None:
+    """pytest's settings in the file ``path`` (None: the file holds none)."""
+    try:
+        if path.suffix == ".toml":
+            if tomllib is None:
+                raise _Unsure(f"{path} cannot be read on this Python")
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+            if path.name == "pyproject.toml":
+                tool = document.get("tool", {}).get("pytest")
+                if tool is None:
+                    return None
+                if not isinstance(tool, dict):
+                    raise _Unsure(f"{path}: [tool.pytest] is not a table")
+                inner = tool.get("ini_options", {})
+                if inner and any(k != "ini_options" for k in tool):
+                    raise _Unsure(f"{path}: both [tool.pytest] and its ini_options")
+                return {**{k: v for k, v in tool.items() if k != "ini_options"}, **inner}
+            table = document.get("pytest", {})
+            if not isinstance(table, dict) or any(not isinstance(v, dict) for v in document.values()):
+                raise _Unsure(f"{path}: settings outside a [pytest] table")
+            return table
+        import iniconfig  # pytest's own reader of these files (a small package of its own)
+
+        parsed = iniconfig.IniConfig(str(path))
+        section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+        if path.name == "setup.cfg" and "pytest" in parsed:
+            raise _Unsure(f"{path} has a [pytest] section, which pytest refuses")
+        if section in parsed:
+            return dict(parsed[section].items())
+        return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+    except _Unsure:
+        raise
+    except Exception as err:  # noqa: BLE001 - unreadable: pytest says what is wrong with it
+        raise _Unsure(f"{path} cannot be read: {err}") from None
+
+
+def _check_files(folder: Path) -> list[Path]:
+    """The files pytest takes checks from under ``folder``, in its order: each folder's entries
+    by name (``__init__.py`` first), a folder's own files and folders among one another."""
+    found = []
+    with os.scandir(folder) as listing:
+        entries = sorted(listing, key=lambda entry: (entry.name != "__init__.py", entry.name))
+    for entry in entries:
+        path = Path(folder, entry.name)
+        if entry.is_symlink() and (entry.is_dir() or _a_check_file(entry.name)):
+            raise _Unsure(f"{path} is a link")  # (other files are not read here)
+        if entry.is_dir():
+            if any(fnmatch.fnmatch(entry.name, pattern) for pattern in UNVISITED):
+                continue
+            if (path / "__init__.py").is_file() and _sets_up(path / "__init__.py"):
+                raise _Unsure(f"{path / '__init__.py'} sets up or tears down a module")
+            if (path / "pyvenv.cfg").exists() or (path / "conftest.py").exists():
+                raise _Unsure(f"{path} is a virtual environment or has a conftest.py")
+            found.extend(_check_files(path))
+        elif entry.is_file() and _a_check_file(entry.name):
+            found.append(path)
+    return found
+
+
+def _a_check_file(name: str) -> bool:
+    return any(fnmatch.fnmatch(name, pattern) for pattern in CHECK_FILES)
+
+
+def _sets_up(init: Path) -> bool:
+    """Whether the package file ``init`` may name a function pytest calls around its checks
+    (read as text: a name anywhere in it is enough)."""
+    try:
+        text = init.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True
+    return any(name in text for name in ("setup_module", "teardown_module", "setUpModule", "tearDownModule"))
+
+
+def _imported(path: Path):
+    """The module of the check file ``path``, imported as pytest imports it (its ``prepend``
+    mode): named from the topmost folder of packages above it, which goes first on sys.path."""
+    top = None
+    for parent in path.parents:
+        if not (parent / "__init__.py").is_file() or not parent.name.isidentifier():
+            break
+        top = parent
+    if top is None:
+        base, name = path.parent, path.stem
+    else:
+        base = top.parent
+        parts = list(path.with_suffix("").relative_to(base).parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    if str(base) != sys.path[0]:
+        sys.path.insert(0, str(base))
+    try:
+        module = importlib.import_module(name)
+    except Exception as err:  # noqa: BLE001 - pytest imports it again, and says what is wrong
+        raise _Unsure(f"{path} cannot be imported: {type(err).__name__}") from None
+    file = getattr(module, "__file__", None)
+    if not file or not os.path.samefile(file, path):
+        raise _Unsure(f"{name} is another file than {path}")
+    return module
+
+
+def _functions(module, path: Path) -> list[tuple[str, object]]:
+    """The checks of ``module``, as pytest finds them (its names, in its order), where each is a
+    plain function taking ``student`` alone; anything pytest would collect otherwise, or do
+    besides, leaves the run to pytest."""
+    found = []
+    for name, value in list(vars(module).items()):
+        if name in PYTEST_NAMES:
+            raise _Unsure(f"{path} defines {name}")
+        if name.startswith("__") and name.endswith("__") and name != "__test__":
+            continue  # the module's own (its loader may be pytest's, where pytest imported it)
+        kind = type(value).__module__ or ""
+        if kind.split(".")[0] in ("pytest", "_pytest"):
+            raise _Unsure(f"{path}: {name} is pytest's")
+        marked = _attribute(value, "__test__", False) is True
+        if not (name.startswith(("test", "Test")) or marked):
+            continue
+        if not inspect.isfunction(value):
+            raise _Unsure(f"{path}: {name} is no plain function")
+        if (
+            not name.startswith("test")
+            or not _attribute(value, "__test__", True)
+            or inspect.isgeneratorfunction(value)
+            or inspect.iscoroutinefunction(value)
+            or hasattr(value, "pytestmark")
+            or hasattr(value, "_pytestfixturefunction")
+        ):
+            raise _Unsure(f"{path}: {name} is not collected as a plain check")
+        try:
+            parameters = list(inspect.signature(value).parameters.values())
+        except (TypeError, ValueError):
+            raise _Unsure(f"{path}: {name} has no signature") from None
+        if [(p.name, p.kind, p.default) for p in parameters] != [
+            ("student", inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.empty)
+        ]:
+            raise _Unsure(f"{path}: {name} takes more than student")
+        found.append((name, value))
+    return found
+
+
+def _attribute(value, name: str, default):
+    """``value.name``, as pytest reads it: anything raised reads as ``default``."""
+    try:
+        return getattr(value, name, default)
+    except Exception:  # noqa: BLE001 - as pytest's safe_getattr
+        return default
+
+
+def _written(function) -> tuple[Path, int]:
+    """Where ``function`` is written, as pytest says it: its file, and the line (from 0) of its
+    first decorator."""
+    inner = inspect.unwrap(function)
+    code = getattr(inner, "__code__", None)
+    if code is None:
+        return Path(inspect.getsourcefile(function) or ""), 0
+    return Path(code.co_filename), code.co_firstlineno - 1
+
+
+def run(collector: Collector, checks: list[Check]) -> None:
+    """Run ``checks`` (as :func:`checks_of` found them) for ``collector``, in the steps and
+    order of a pytest run with the grader's plugin: set aside what pytest would, seed each,
+    choose and order them, then each one's start, call and end, then the run's end and the
+    submission closed."""
+    submission = collector.submission
+    try:
+        ordered = sorted(checks, key=lambda check: check.grading.visibility is Visibility.HIDDEN)
+        derandomize = hypothesis_settings.default.derandomize
+        for check in checks:
+            record_inputs(check.function)
+            fix_seed(check.function, derandomize=derandomize)
+        chosen = collector.chosen(ordered)
+        counts: dict[str, int] = {}
+        for check in chosen:
+            counts[check.grading.exercise] = counts.get(check.grading.exercise, 0) + 1
+        collector.collected(chosen)
+        submission.expect(counts)
+        with _captured():
+            for check in chosen:
+                _one(collector, check)
+            collector.finish()
+    except (KeyboardInterrupt, GraderError):
+        raise
+    except Exception as err:  # noqa: BLE001 - the grader's own failure, as pytest's would be said
+        raise GraderError(f"the checks stopped: {type(err).__name__}: {err}") from err
+    finally:
+        submission.close()
+
+
+def _one(collector: Collector, check: Check) -> None:
+    """One check: its start, its ``student``, its call, its end (as the plugin's hooks do)."""
+    exercise = check.grading.exercise
+    collector.starting(check)
+    with warnings.catch_warnings(record=True):
+        if not sys.warnoptions:  # as pytest: every deprecation warning is recorded
+            warnings.filterwarnings("always", category=DeprecationWarning)
+            warnings.filterwarnings("always", category=PendingDeprecationWarning)
+        try:
+            view = collector.submission.view(exercise)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as err:  # noqa: BLE001 - as pytest: the check fails at its setup
+            collector.ended(check, err, setup=True)
+            collector.submission.record(exercise, False)
+            return
+        before, error = view.answers, None
+        try:
+            called(
+                check.function,
+                {"student": view},
+                lesson=check.lesson,
+                nodeid=check.nodeid,
+                settings=collector.settings,
+                submission=collector.submission,
+            )
+        except KeyboardInterrupt:
+            raise
+        except BaseException as err:  # noqa: BLE001 - as pytest: any other end is the check's failure
+            error = err
+        collector.answered[check.nodeid] = view.answers - before
+        collector.ended(check, error)
+        collector.submission.record(exercise, error is None)
+
+
+@contextlib.contextmanager
+def _captured():
+    """As pytest's capture, for the checks' run: what anything in this process writes to its
+    standard output or error (the student's code, where it runs here) is dropped, at the level
+    of the files (0, 1, 2) and of Python's; standard input reads as empty."""
+    streams = sys.stdin, sys.stdout, sys.stderr
+    for stream in streams[1:]:
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved: list[tuple[int, int]] = []
+    null = os.open(os.devnull, os.O_RDWR)
+    quiet = io.TextIOWrapper(io.FileIO(os.devnull, "w"), encoding="utf-8", write_through=True)
+    try:
+        for fd in (0, 1, 2):
+            with contextlib.suppress(OSError):  # a file that is not open stays so
+                saved.append((fd, os.dup(fd)))
+                os.dup2(null, fd)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        sys.stdout = sys.stderr = quiet
+        yield
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = streams
+        for fd, kept in saved:
+            os.dup2(kept, fd)
+            os.close(kept)
+        os.close(null)
+        with contextlib.suppress(Exception):
+            quiet.close()
