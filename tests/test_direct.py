@@ -10,6 +10,7 @@ that ignored it would give another report.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -249,3 +250,133 @@ def test_a_class_of_checks_goes_to_pytest(toy):
     )
     (toy.checks / "test_grouped.py").write_text(text)
     _goes_to_pytest(toy, lambda got: ("in_a_class", "passed") in got)
+
+
+# ----------------------------------------------------------------------------- found by a red team
+# Each shape below once gave a report without pytest that pytest's run did not give (or a crash).
+
+
+def _same_both_ways(toy: Lesson, *, declined: bool, path: Path | None = None) -> dict:
+    """Graded both ways (the default way first: nothing of the lesson imported before), the same
+    report; the lesson's checks left to pytest or not, as ``declined`` says."""
+    try:
+        mine, theirs = both_ways(path or toy.source, toy)
+    except BaseException as err:  # a skip raised as a file is imported must not skip this test
+        pytest.fail(f"the grading stopped: {type(err).__name__}: {err}")
+    assert mine == theirs
+    assert (direct.why_not(toy) != "") is declined, direct.why_not(toy)
+    return mine
+
+
+def test_a_warnings_filter_set_as_a_check_file_is_imported_lasts_no_longer_than_under_pytest(toy):
+    """pytest imports the checks inside its own catching of warnings: a filter set at import is
+    gone before any check runs (here it would turn a warning of the check's own into a failure)."""
+    text = _flag_check("test_divides", holds="np.float64(1.0) / np.float64(0.0) > 0")
+    text = "import warnings\nimport numpy as np\nwarnings.simplefilter('error', RuntimeWarning)\n" + text
+    (toy.checks / "test_warned.py").write_text(text)
+    report = _same_both_ways(toy, declined=False)
+    assert ("divides", "passed") in names(report), report["lesson_errors"]
+
+
+def test_a_check_raising_skiptest_reads_as_pytest_reads_it(toy):
+    text = _flag_check("test_skipped", holds="True").replace(
+        "expect.that(",
+        "__import__('unittest').SkipTest('not today')\n    raise __import__('unittest').SkipTest('not today')\n    expect.that(",
+    )
+    (toy.checks / "test_skipping.py").write_text(text)
+    report = _same_both_ways(toy, declined=False)
+    assert ("skipped", "error") in names(report)
+
+
+def test_a_submission_reading_standard_input_reads_as_under_pytest(toy, tmp_path):
+    reader = tmp_path / "reader" / TOY.filename
+    reader.parent.mkdir()
+    reader.write_text(
+        toy.source.read_text().replace('    """Move each token', '    input()\n    """Move each token', 1)
+    )
+    report = _same_both_ways(toy, declined=False, path=reader)
+    assert any(status != "passed" for _, status in names(report))
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "module_test_false",
+        "testcase",
+        "plain_function",
+        "skip_at_import",
+        "package_set_up",
+        "getattr",
+        "pytest_mark",
+    ],
+)
+def test_shapes_that_pytest_treats_otherwise_go_to_pytest(toy, shape):
+    """Each would give another report (or a crash) were it run without pytest."""
+    checks = toy.checks / "test_shape.py"
+    if shape == "module_test_false":  # pytest collects none of this file's checks
+        checks.write_text("__test__ = False\n" + _flag_check("test_never_collected", holds="False"))
+    elif shape == "testcase":  # pytest collects a TestCase whatever its name (without a mark: set aside)
+        checks.write_text(
+            "import unittest\n\nclass Grouped(unittest.TestCase):\n    def test_x(self):\n        pass\n"
+        )
+    elif shape == "plain_function":  # pytest calls it itself (and reads what it returns)
+        checks.write_text(
+            "from grader.marks import graded\n\n@graded('center_tokens', points=1)\n"
+            "def test_plain(student):\n    return 1\n"
+        )
+    elif shape == "skip_at_import":  # pytest skips the file; an import without it would stop the run
+        checks.write_text("import pytest\npytest.importorskip('no_such_package_anywhere')\n")
+    elif shape == "package_set_up":  # pytest calls a package's setup_module, however it got there
+        (toy.checks / "common.py").write_text("def setup_module():\n    raise RuntimeError('set-up ran')\n")
+        init = toy.checks / "__init__.py"
+        init.write_text(init.read_text() + "\nfrom .common import *  # noqa\n")
+    elif shape == "getattr":  # pytest's questions to the module reach its __getattr__
+        checks.write_text(
+            _flag_check("test_fine", holds="True") + "\n\ndef __getattr__(name):\n    raise KeyError(name)\n"
+        )
+    elif shape == "pytest_mark":  # pytest skips it
+        text = _flag_check("test_not_yet", holds="True")
+        checks.write_text(
+            "import pytest\n" + text.replace("@graded(", "@pytest.mark.skip(reason='not yet')\n@graded(", 1)
+        )
+    _same_both_ways(toy, declined=True)
+
+
+def test_settings_searched_past_an_empty_tool_pytest_table_go_to_pytest(toy):
+    """pytest 9 reads an empty ``[tool.pytest]`` as no settings, and looks further up."""
+    (toy.root / "pyproject.toml").write_text("[tool.pytest]\n")
+    (toy.root.parent / "tox.ini").write_text("[pytest]\npython_functions = test_centering_*\n")
+    report = _same_both_ways(toy, declined=True)
+    assert not any(name.startswith("layer_norm") for name, _ in names(report))
+
+
+def test_a_check_file_writing_to_its_standard_output_as_it_is_imported_leaves_json_whole(toy):
+    (toy.checks / "test_noisy.py").write_text(
+        "import os, sys\nos.write(1, b'noise on 1\\n')\nos.write(2, b'noise on 2\\n')\nprint('noise')\n"
+        + _flag_check("test_quiet", holds="True")
+    )
+    assert direct.why_not(toy) == ""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            str(toy.source),
+            "--format",
+            "json",
+            "--lesson",
+            "toy",
+            "--course",
+            str(toy.root),
+            "--isolation",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=toy.root.parent,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["score"] == json.loads(done.stdout)["max_score"]
+    assert "noise" not in done.stderr

@@ -21,10 +21,12 @@ import importlib
 import inspect
 import io
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
 
+from _pytest import __version__ as pytest_version  # its release alone: no pytest is loaded
 from hypothesis import settings as hypothesis_settings
 
 from ..core.errors import GraderError, LessonError
@@ -40,6 +42,9 @@ try:
 except ModuleNotFoundError:  # Python 3.10: a course with a TOML file of settings goes to pytest
     tomllib = None
 
+#: The pytest releases whose finding and running of checks this module mirrors (read in 9.2):
+#: lowest included, highest left out. Under any other, every run goes through pytest.
+MIRRORED = ((9, 0), (10, 0))
 #: The settings of pytest a course may hold and still have its checks run here: none of them
 #: changes which checks are found or how they run (``addopts`` is overridden by every run the
 #: grader makes). Any other setting sends the run to pytest.
@@ -85,7 +90,8 @@ def checks_of(lesson: Lesson) -> list[Check] | None:
     checks them; None where anything would make pytest's run differ (then nothing of the
     lesson was imported but what pytest imports itself the same way)."""
     try:
-        return _found(lesson)
+        with _warnings_caught():  # as pytest collects: a filter a check file sets lasts no longer
+            return _found(lesson)
     except _Unsure:
         return None
 
@@ -93,16 +99,21 @@ def checks_of(lesson: Lesson) -> list[Check] | None:
 def why_not(lesson: Lesson) -> str:
     """Why :func:`checks_of` leaves ``lesson``'s checks to pytest ("" where it does not)."""
     try:
-        _found(lesson)
+        with _warnings_caught():
+            _found(lesson)
     except _Unsure as err:
         return str(err)
     return ""
 
 
 def _found(lesson: Lesson) -> list[Check]:
+    if not MIRRORED[0] <= _release(pytest_version) < MIRRORED[1]:
+        raise _Unsure(f"pytest {pytest_version} is not a release whose collection this module mirrors")
     if os.environ.get("PYTEST_ADDOPTS", "").strip() or os.environ.get("PYTEST_PLUGINS", "").strip():
         raise _Unsure("PYTEST_ADDOPTS or PYTEST_PLUGINS is set")
     root, top = Path(os.path.abspath(lesson.root)), Path(os.path.abspath(lesson.checks))
+    if "$" in str(root) or "~" in str(root):
+        raise _Unsure("the course's folder has a name pytest expands")
     if not top.is_dir() or top.is_symlink():
         raise _Unsure("the checks folder is not a plain folder")
     if root != top and root not in top.parents:
@@ -111,13 +122,7 @@ def _found(lesson: Lesson) -> list[Check]:
     for folder in (top, *top.parents):
         if (folder / "conftest.py").exists():
             raise _Unsure(f"{folder / 'conftest.py'} exists")
-    for folder in (top, *top.parents):
-        init = folder / "__init__.py"
-        if folder != root and root not in folder.parents:
-            break
-        if init.is_file() and _sets_up(init):
-            raise _Unsure(f"{init} sets up or tears down a module")
-    checks, names = [], set()
+    checks, names, packages = [], set(), set()
     for path in _check_files(top):
         try:
             place = check_of(path)
@@ -126,6 +131,7 @@ def _found(lesson: Lesson) -> list[Check]:
         if place is None or str(place[0].checks) != str(lesson.checks):
             raise _Unsure(f"{path} is not a check of lesson {lesson.name}")
         module = _imported(path)
+        packages.update(folder for folder in path.parents if folder == root or root in folder.parents)
         for name, function in _functions(module, path):
             if name in names:
                 raise _Unsure(f"two checks are named {name}")
@@ -148,7 +154,44 @@ def _found(lesson: Lesson) -> list[Check]:
                     where=lambda function=function: _written(function),
                 )
             )
+    for folder in sorted(packages):
+        _plain_package(folder)
     return checks
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:2])
+
+
+def _plain_package(folder: Path) -> None:
+    """The folder ``folder`` (of the course, above a check file) is no package, or one whose
+    module (imported already, as its check files were) names nothing pytest acts on when it sets
+    a package up, and no ``__getattr__`` that pytest's questions would reach."""
+    init = folder / "__init__.py"
+    if not init.is_file():
+        return
+    if not folder.name.isidentifier():
+        raise _Unsure(f"{init}: pytest imports it as a module of its own")
+    module = sys.modules.get(_module_name(init)[1])
+    if module is None or not _same(getattr(module, "__file__", None), init):
+        raise _Unsure(f"{init} was not imported as a package")
+    _plain_module(module, init)
+
+
+def _same(file, path: Path) -> bool:
+    try:
+        return isinstance(file, str) and os.path.samefile(file, path)
+    except OSError:
+        return False
+
+
+def _plain_module(module, path: Path) -> None:
+    """``module`` defines nothing pytest acts on beyond finding its checks."""
+    own = vars(module)
+    if "__getattr__" in own or "__test__" in own:
+        raise _Unsure(f"{path} defines __getattr__ or __test__")
+    for name in PYTEST_NAMES & set(own):
+        raise _Unsure(f"{path} defines {name}")
 
 
 def _plain_settings(top: Path) -> None:
@@ -176,16 +219,20 @@ def _settings_in(path: Path) -> dict | None:
             if tomllib is None:
                 raise _Unsure(f"{path} cannot be read on this Python")
             document = tomllib.loads(path.read_text(encoding="utf-8"))
-            if path.name == "pyproject.toml":
-                tool = document.get("tool", {}).get("pytest")
-                if tool is None:
-                    return None
+            if path.name == "pyproject.toml":  # as pytest 9 reads it
+                tool = document.get("tool", {})
+                tool = tool.get("pytest", {}) if isinstance(tool, dict) else None
                 if not isinstance(tool, dict):
                     raise _Unsure(f"{path}: [tool.pytest] is not a table")
-                inner = tool.get("ini_options", {})
-                if inner and any(k != "ini_options" for k in tool):
+                native = {k: v for k, v in tool.items() if k != "ini_options"}
+                inner = tool.get("ini_options")
+                if native and inner:
                     raise _Unsure(f"{path}: both [tool.pytest] and its ini_options")
-                return {**{k: v for k, v in tool.items() if k != "ini_options"}, **inner}
+                if native:
+                    return native
+                if inner is not None and not isinstance(inner, dict):
+                    raise _Unsure(f"{path}: [tool.pytest.ini_options] is not a table")
+                return inner
             table = document.get("pytest", {})
             if not isinstance(table, dict) or any(not isinstance(v, dict) for v in document.values()):
                 raise _Unsure(f"{path}: settings outside a [pytest] table")
@@ -218,9 +265,7 @@ def _check_files(folder: Path) -> list[Path]:
         if entry.is_dir():
             if any(fnmatch.fnmatch(entry.name, pattern) for pattern in UNVISITED):
                 continue
-            if (path / "__init__.py").is_file() and _sets_up(path / "__init__.py"):
-                raise _Unsure(f"{path / '__init__.py'} sets up or tears down a module")
-            if (path / "pyvenv.cfg").exists() or (path / "conftest.py").exists():
+            if any((path / name).exists() for name in ("pyvenv.cfg", "conda-meta", "conftest.py")):
                 raise _Unsure(f"{path} is a virtual environment or has a conftest.py")
             found.extend(_check_files(path))
         elif entry.is_file() and _a_check_file(entry.name):
@@ -232,35 +277,31 @@ def _a_check_file(name: str) -> bool:
     return any(fnmatch.fnmatch(name, pattern) for pattern in CHECK_FILES)
 
 
-def _sets_up(init: Path) -> bool:
-    """Whether the package file ``init`` may name a function pytest calls around its checks
-    (read as text: a name anywhere in it is enough)."""
-    try:
-        text = init.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return True
-    return any(name in text for name in ("setup_module", "teardown_module", "setUpModule", "tearDownModule"))
-
-
-def _imported(path: Path):
-    """The module of the check file ``path``, imported as pytest imports it (its ``prepend``
-    mode): named from the topmost folder of packages above it, which goes first on sys.path."""
+def _module_name(path: Path) -> tuple[Path, str]:
+    """(the folder that goes first on sys.path, the module's name) of the file ``path``, as
+    pytest's ``prepend`` mode names it: from the topmost folder of packages above it."""
     top = None
     for parent in path.parents:
         if not (parent / "__init__.py").is_file() or not parent.name.isidentifier():
             break
         top = parent
     if top is None:
-        base, name = path.parent, path.stem
-    else:
-        base = top.parent
-        parts = list(path.with_suffix("").relative_to(base).parts)
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        return path.parent, path.stem
+    parts = list(path.with_suffix("").relative_to(top.parent).parts)
+    return top.parent, ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(path: Path):
+    """The module of the check file ``path``, imported as pytest imports it (its ``prepend``
+    mode): named from the topmost folder of packages above it, which goes first on sys.path."""
+    base, name = _module_name(path)
     if str(base) != sys.path[0]:
         sys.path.insert(0, str(base))
     try:
         module = importlib.import_module(name)
-    except Exception as err:  # noqa: BLE001 - pytest imports it again, and says what is wrong
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: BLE001 - pytest imports it again (a skip, an exit: its own)
         raise _Unsure(f"{path} cannot be imported: {type(err).__name__}") from None
     file = getattr(module, "__file__", None)
     if not file or not os.path.samefile(file, path):
@@ -272,29 +313,41 @@ def _functions(module, path: Path) -> list[tuple[str, object]]:
     """The checks of ``module``, as pytest finds them (its names, in its order), where each is a
     plain function taking ``student`` alone; anything pytest would collect otherwise, or do
     besides, leaves the run to pytest."""
+    _plain_module(module, path)
+    unittest = sys.modules.get("unittest")
     found = []
     for name, value in list(vars(module).items()):
-        if name in PYTEST_NAMES:
-            raise _Unsure(f"{path} defines {name}")
-        if name.startswith("__") and name.endswith("__") and name != "__test__":
+        if name.startswith("__") and name.endswith("__"):
             continue  # the module's own (its loader may be pytest's, where pytest imported it)
         kind = type(value).__module__ or ""
         if kind.split(".")[0] in ("pytest", "_pytest"):
             raise _Unsure(f"{path}: {name} is pytest's")
+        if inspect.isclass(value) and unittest is not None and issubclass(value, unittest.TestCase):
+            raise _Unsure(f"{path}: {name} is a TestCase")
         marked = _attribute(value, "__test__", False) is True
-        if not (name.startswith(("test", "Test")) or marked):
+        if not (name.startswith(("test", "Test")) or marked) or not callable(value):
             continue
         if not inspect.isfunction(value):
             raise _Unsure(f"{path}: {name} is no plain function")
+        handle = getattr(value, "hypothesis", None)
+        inner = inspect.unwrap(getattr(handle, "inner_test", value))
         if (
             not name.startswith("test")
+            or handle is None  # a check Hypothesis does not run: pytest's call, which reads what it returns
             or not _attribute(value, "__test__", True)
-            or inspect.isgeneratorfunction(value)
-            or inspect.iscoroutinefunction(value)
+            or any(
+                test(function)
+                for function in (value, inner)
+                for test in (
+                    inspect.isgeneratorfunction,
+                    inspect.iscoroutinefunction,
+                    inspect.isasyncgenfunction,
+                )
+            )
             or hasattr(value, "pytestmark")
             or hasattr(value, "_pytestfixturefunction")
         ):
-            raise _Unsure(f"{path}: {name} is not collected as a plain check")
+            raise _Unsure(f"{path}: {name} is not collected as a plain Hypothesis check")
         try:
             parameters = list(inspect.signature(value).parameters.values())
         except (TypeError, ValueError):
@@ -325,76 +378,145 @@ def _written(function) -> tuple[Path, int]:
     return Path(code.co_filename), code.co_firstlineno - 1
 
 
-def run(collector: Collector, checks: list[Check]) -> None:
-    """Run ``checks`` (as :func:`checks_of` found them) for ``collector``, in the steps and
-    order of a pytest run with the grader's plugin: set aside what pytest would, seed each,
-    choose and order them, then each one's start, call and end, then the run's end and the
-    submission closed."""
+def ran(collector: Collector) -> bool:
+    """Run the checks of ``collector``'s lesson without pytest, in the steps and order of a
+    pytest run with the grader's plugin, and say True; False, having run none, where
+    :func:`checks_of` leaves them to pytest (then nothing here has touched the submission).
+
+    The steps: the checks found and imported, each given its seed and made to record its inputs,
+    chosen and ordered by the collector, the examples read; then each one's start, call and end;
+    then the run's end, and the submission closed. As under pytest, the standard streams are
+    captured throughout, and warnings caught (and their filters put back) around the collection,
+    each check and the end."""
     submission = collector.submission
-    try:
-        ordered = sorted(checks, key=lambda check: check.grading.visibility is Visibility.HIDDEN)
-        derandomize = hypothesis_settings.default.derandomize
-        for check in checks:
-            record_inputs(check.function)
-            fix_seed(check.function, derandomize=derandomize)
-        chosen = collector.chosen(ordered)
-        counts: dict[str, int] = {}
-        for check in chosen:
-            counts[check.grading.exercise] = counts.get(check.grading.exercise, 0) + 1
-        collector.collected(chosen)
-        submission.expect(counts)
-        with _captured():
+    with _captured():
+        checks = checks_of(collector.lesson)
+        if checks is None:
+            return False
+        try:
+            with _warnings_caught():
+                chosen = _prepared(collector, checks)
             for check in chosen:
-                _one(collector, check)
-            collector.finish()
-    except (KeyboardInterrupt, GraderError):
-        raise
-    except Exception as err:  # noqa: BLE001 - the grader's own failure, as pytest's would be said
-        raise GraderError(f"the checks stopped: {type(err).__name__}: {err}") from err
-    finally:
-        submission.close()
+                with _warnings_caught():
+                    _one(collector, check)
+            with _warnings_caught():
+                collector.finish()
+        except (KeyboardInterrupt, GraderError):
+            raise
+        except Exception as err:  # noqa: BLE001 - the grader's own failure, said as pytest's would be
+            raise GraderError(f"the checks stopped: {type(err).__name__}: {err}") from err
+        finally:
+            submission.close()
+    return True
+
+
+def _prepared(collector: Collector, checks: list[Check]) -> list[Check]:
+    """The collection's end, as the plugin's hooks and the collector's go: hidden checks last,
+    every check seeded and recording its inputs, the collector's choice, the examples read, the
+    submission told how many checks of each exercise it faces. The checks to run, in order."""
+    ordered = sorted(checks, key=lambda check: check.grading.visibility is Visibility.HIDDEN)
+    derandomize = hypothesis_settings.default.derandomize
+    for check in checks:
+        record_inputs(check.function)
+        fix_seed(check.function, derandomize=derandomize)
+    chosen = collector.chosen(ordered)
+    counts: dict[str, int] = {}
+    for check in chosen:
+        counts[check.grading.exercise] = counts.get(check.grading.exercise, 0) + 1
+    collector.collected(chosen)
+    collector.submission.expect(counts)
+    return chosen
 
 
 def _one(collector: Collector, check: Check) -> None:
     """One check: its start, its ``student``, its call, its end (as the plugin's hooks do)."""
     exercise = check.grading.exercise
     collector.starting(check)
+    try:
+        view = collector.submission.view(exercise)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: BLE001 - as pytest: the check fails at its setup
+        collector.ended(check, err, setup=True)
+        collector.submission.record(exercise, False)
+        return
+    before, error = view.answers, None
+    try:
+        called(
+            check.function,
+            {"student": view},
+            lesson=check.lesson,
+            nodeid=check.nodeid,
+            settings=collector.settings,
+            submission=collector.submission,
+        )
+    except KeyboardInterrupt:
+        raise
+    except BaseException as err:  # noqa: BLE001 - as pytest: any other end is the check's failure
+        error = _as_pytest_sees(err)
+    collector.answered[check.nodeid] = view.answers - before
+    collector.ended(check, error)
+    collector.submission.record(exercise, error is None)
+
+
+def _as_pytest_sees(err: BaseException) -> BaseException:
+    """The error pytest's report of a check holds when it raised ``err``: ``unittest.SkipTest``
+    becomes pytest's own skip (the one case where pytest's report does not hold the error itself;
+    pytest is then loaded, to raise that very skip)."""
+    unittest = sys.modules.get("unittest")
+    if unittest is None or not isinstance(err, unittest.SkipTest):
+        return err
+    from _pytest.outcomes import skip  # as pytest's unittest support turns it, from its own code
+
+    try:
+        skip(str(err))
+    except BaseException as skipped:  # noqa: BLE001 - pytest's Skipped
+        return skipped
+    return err
+
+
+@contextlib.contextmanager
+def _warnings_caught():
+    """Warnings recorded, not shown, and their filters put back after, as pytest catches them
+    around its collection, each check and its end (deprecations always recorded, unless Python
+    was given filters of its own)."""
     with warnings.catch_warnings(record=True):
-        if not sys.warnoptions:  # as pytest: every deprecation warning is recorded
+        if not sys.warnoptions:
             warnings.filterwarnings("always", category=DeprecationWarning)
             warnings.filterwarnings("always", category=PendingDeprecationWarning)
-        try:
-            view = collector.submission.view(exercise)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as err:  # noqa: BLE001 - as pytest: the check fails at its setup
-            collector.ended(check, err, setup=True)
-            collector.submission.record(exercise, False)
-            return
-        before, error = view.answers, None
-        try:
-            called(
-                check.function,
-                {"student": view},
-                lesson=check.lesson,
-                nodeid=check.nodeid,
-                settings=collector.settings,
-                submission=collector.submission,
-            )
-        except KeyboardInterrupt:
-            raise
-        except BaseException as err:  # noqa: BLE001 - as pytest: any other end is the check's failure
-            error = err
-        collector.answered[check.nodeid] = view.answers - before
-        collector.ended(check, error)
-        collector.submission.record(exercise, error is None)
+        yield
+
+
+class _NoInput(io.TextIOBase):
+    """Standard input while the checks run, as pytest's capture leaves it: reading it fails
+    (with pytest's words, for the same report)."""
+
+    SAID = "pytest: reading from stdin while output is captured!  Consider using `-s`."
+
+    def read(self, size: int = -1) -> str:
+        raise OSError(self.SAID)
+
+    readline = read
+
+    def readlines(self, hint: int = -1) -> list[str]:
+        raise OSError(self.SAID)
+
+    def __next__(self) -> str:
+        return self.readline()
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("redirected stdin is pseudofile, has no fileno()")
+
+    def readable(self) -> bool:
+        return False
 
 
 @contextlib.contextmanager
 def _captured():
-    """As pytest's capture, for the checks' run: what anything in this process writes to its
-    standard output or error (the student's code, where it runs here) is dropped, at the level
-    of the files (0, 1, 2) and of Python's; standard input reads as empty."""
+    """As pytest's capture, for the whole run: what anything in this process writes to its
+    standard output or error (a check file as it is imported; the student's code, where it runs
+    here) is dropped, at the level of the files (0, 1, 2) and of Python's; standard input cannot
+    be read."""
     streams = sys.stdin, sys.stdout, sys.stderr
     for stream in streams[1:]:
         with contextlib.suppress(Exception):
@@ -407,7 +529,7 @@ def _captured():
             with contextlib.suppress(OSError):  # a file that is not open stays so
                 saved.append((fd, os.dup(fd)))
                 os.dup2(null, fd)
-        sys.stdin = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+        sys.stdin = _NoInput()
         sys.stdout = sys.stderr = quiet
         yield
     finally:

@@ -49,10 +49,7 @@ def run_checks(
     ):
         try:
             load_profile(settings)  # before any check is imported: its settings are made from it
-            found = None if checks is not None or settings.through_pytest else direct.checks_of(lesson)
-            if found is not None:
-                direct.run(collector, found)
-            else:
+            if checks is not None or settings.through_pytest or not direct.ran(collector):
                 from .pytested import through_pytest  # pytest's import: only for the runs that need it
 
                 through_pytest(collector, checks, captured)
