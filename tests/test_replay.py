@@ -345,7 +345,9 @@ def test_a_stub_ends_each_check_at_its_first_example(tmp_path, monkeypatch):
     checks = len(json.loads(early)["tests"])
     # one call per check, and at most two per exercise for the pictures and probes of the report
     assert checks <= len(builtins._stub_calls) <= checks + 2 * len(ATTENTION.exercises)
-    monkeypatch.setattr(checking, "SETTLED", tuple(k for k in checking.SETTLED if k.value != "not_implemented"))
+    monkeypatch.setattr(
+        checking, "SETTLED", tuple(k for k in checking.SETTLED if k.value != "not_implemented")
+    )
     builtins._stub_calls.clear()
     assert graded(stub, ATTENTION, without_replay(HERE)) == early
     assert len(builtins._stub_calls) > 3 * checks  # the engine's search, which the stop saves
