@@ -380,3 +380,14 @@ def test_a_check_file_writing_to_its_standard_output_as_it_is_imported_leaves_js
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["score"] == json.loads(done.stdout)["max_score"]
     assert "noise" not in done.stderr
+
+
+def test_a_course_whose_tests_folder_is_a_link_elsewhere_is_graded(toy, tmp_path):
+    """Its checks were once taken for no lesson's (their path read with the link resolved): every
+    check of the reference then failed, through pytest as without it."""
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(toy.root / "tests", elsewhere)
+    (toy.root / "tests").symlink_to(elsewhere, target_is_directory=True)
+    lesson = Course.at(toy.root).lesson("toy")
+    report = _same_both_ways(lesson, declined=False)
+    assert report["score"] == report["max_score"] and report["tests"]

@@ -472,13 +472,15 @@ def check_of(path: Path) -> tuple[Lesson, bool] | None:
     """(lesson, hidden?) of a check file ``tests/checks/NAME/...`` of some course; None for
     a file outside any course's checks, LessonError for one in a folder that is no lesson.
 
-    For the pytest plugin, which meets checks by their paths."""
-    path = Path(path).resolve()
-    for folder in path.parents:
-        checks = folder / "tests" / "checks"
-        if checks in path.parents and is_course(folder):
-            parts = path.relative_to(checks).parts
-            if len(parts) < 2:
-                return None
-            return Course.at(folder).lesson(parts[0]), "hidden" in parts[1:-1]
+    For the pytest plugin, which meets checks by their paths. The path is read as given first
+    (a course whose ``tests/`` is a link to a folder elsewhere), then with its links resolved."""
+    given = Path(os.path.abspath(path))
+    for path in dict.fromkeys((given, given.resolve())):
+        for folder in path.parents:
+            checks = folder / "tests" / "checks"
+            if checks in path.parents and is_course(folder):
+                parts = path.relative_to(checks).parts
+                if len(parts) < 2:
+                    return None
+                return Course.at(folder).lesson(parts[0]), "hidden" in parts[1:-1]
     return None

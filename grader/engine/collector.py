@@ -42,7 +42,7 @@ class Check:
     nodeid: str  # as pytest names it: its file relative to the course, "::", its name
     function: Callable  # what is called: a Hypothesis test (or a plain function) taking `student`
     grading: Grading  # its mark, checked against the lesson
-    lesson: Lesson  # the lesson its folder belongs to
+    lesson: Lesson | None  # the lesson its folder belongs to (None: a folder of no lesson)
     module: ModuleType | None  # the module it was found in
     where: Callable[[], tuple[Path, int]]  # its file, and the line (from 0) its definition starts at
     original: str = ""  # the name it was written with, where the runner named it otherwise
@@ -98,7 +98,7 @@ class Collector:
                 self.store.load()
                 self.store.begin()
                 for check in checks:  # what draws each property's examples, to write them down
-                    if getattr(check.function, "hypothesis", None) is not None:
+                    if check.lesson is not None and getattr(check.function, "hypothesis", None) is not None:
                         self.store.checks[replay_key(check.lesson, check.nodeid)] = check.function
 
     def fault(self, place: tuple[Path, int], message: str, *, graded: bool = True, check: str = "") -> None:
