@@ -8,6 +8,7 @@ imports pytest, so the second never pays for it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from hypothesis import HealthCheck, Phase
@@ -167,11 +168,20 @@ def replayed(
 def called(check, fixtures: dict, **where) -> None:
     """Run the graded check ``check`` with ``fixtures`` as pytest's plugin runs it
     (``where``: as :func:`replayed` takes them), without pytest: replayed where it can be,
-    else called; whatever it raises is made what the report reads (:func:`unsettled`)."""
-    drew_large(forget=True)  # nothing drawn before this check (by another, or ahead) says a thing
-    try:
+    else called."""
+    with settling(check, fixtures):
         if not replayed(check, fixtures, **where):
             check(**fixtures)
+
+
+@contextlib.contextmanager
+def settling(check, fixtures: dict):
+    """Around the call of the check ``check`` with ``fixtures`` (by :func:`called`, or by
+    pytest): nothing drawn before it counts as its own, and whatever it raises is made what the
+    report reads (:func:`unsettled`)."""
+    drew_large(forget=True)  # nothing drawn before this check (by another, or ahead) says a thing
+    try:
+        yield
     except BaseException as err:  # noqa: BLE001 - each kind is sorted out by unsettled
         other = unsettled(err, check, fixtures)
         if other is err:

@@ -23,9 +23,8 @@ from ..core.errors import LessonError
 from ..core.lesson import Lesson, check_of
 from ..core.results import Visibility
 from ..core.settings import Isolation, Profile, Settings, resolve
-from .checking import load_profile, record_inputs, replayed, unsettled
+from .checking import load_profile, record_inputs, replayed, settling
 from .checking import replay_key as checking_key
-from .draw import drew_large
 from .marks import MARK, MarkError, grading_of
 from .submission import Submission
 from .upkeep import fix_seed
@@ -216,15 +215,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem):
-    drew_large(forget=True)  # nothing drawn before this check (by another, or ahead) says a thing
-    try:
+    fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    with settling(pyfuncitem.obj, fixtures):
         return (yield)
-    except BaseException as err:  # noqa: BLE001 - each kind is sorted out by unsettled
-        fixtures = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-        other = unsettled(err, pyfuncitem.obj, fixtures)
-        if other is err:
-            raise
-        raise other from None
 
 
 @pytest.hookimpl(tryfirst=True, specname="pytest_pyfunc_call")
