@@ -385,28 +385,29 @@ def ran(collector: Collector) -> bool:
 
     The steps: the checks found and imported, each given its seed and made to record its inputs,
     chosen and ordered by the collector, the examples read; then each one's start, call and end;
-    then the run's end, and the submission closed. As under pytest, the standard streams are
-    captured throughout, and warnings caught (and their filters put back) around the collection,
-    each check and the end."""
+    then the run's end, and the submission closed. As pytest does, the standard streams are
+    captured while the check files are imported and while each check runs (not between: what the
+    grader says there, a file of examples it could not use, is seen), and warnings are caught,
+    their filters put back after, around the collection, each check and the end."""
     submission = collector.submission
     with _captured():
         checks = checks_of(collector.lesson)
-        if checks is None:
-            return False
-        try:
-            with _warnings_caught():
-                chosen = _prepared(collector, checks)
-            for check in chosen:
-                with _warnings_caught():
-                    _one(collector, check)
-            with _warnings_caught():
-                collector.finish()
-        except (KeyboardInterrupt, GraderError):
-            raise
-        except Exception as err:  # noqa: BLE001 - the grader's own failure, said as pytest's would be
-            raise GraderError(f"the checks stopped: {type(err).__name__}: {err}") from err
-        finally:
-            submission.close()
+    if checks is None:
+        return False
+    try:
+        with _warnings_caught():
+            chosen = _prepared(collector, checks)
+        for check in chosen:
+            with _warnings_caught(), _captured():
+                _one(collector, check)
+        with _warnings_caught():
+            collector.finish()
+    except (KeyboardInterrupt, GraderError):
+        raise
+    except Exception as err:  # noqa: BLE001 - the grader's own failure, said as pytest's would be
+        raise GraderError(f"the checks stopped: {type(err).__name__}: {err}") from err
+    finally:
+        submission.close()
     return True
 
 
@@ -513,10 +514,10 @@ class _NoInput(io.TextIOBase):
 
 @contextlib.contextmanager
 def _captured():
-    """As pytest's capture, for the whole run: what anything in this process writes to its
-    standard output or error (a check file as it is imported; the student's code, where it runs
-    here) is dropped, at the level of the files (0, 1, 2) and of Python's; standard input cannot
-    be read."""
+    """As pytest's capture, while check files are imported and while a check runs: what anything
+    in this process writes to its standard output or error (a check file; the student's code,
+    where it runs here) is dropped, at the level of the files (0, 1, 2) and of Python's;
+    standard input cannot be read."""
     streams = sys.stdin, sys.stdout, sys.stderr
     for stream in streams[1:]:
         with contextlib.suppress(Exception):
