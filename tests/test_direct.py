@@ -175,7 +175,7 @@ def test_a_conftest_goes_to_pytest(toy, monkeypatch):
     flag = f"TOY_CONFTEST_{uuid.uuid4().hex}"
     monkeypatch.delenv(flag, raising=False)
     (toy.checks / "test_flagged.py").write_text(_flag_check("test_conftest_ran", flag))
-    (toy.checks / "conftest.py").write_text(
+    (toy.root / "tests" / "conftest.py").write_text(  # between the course and its checks
         textwrap.dedent(
             f"""
             import os
@@ -193,7 +193,8 @@ def test_a_conftest_goes_to_pytest(toy, monkeypatch):
 def test_a_module_s_set_up_goes_to_pytest(toy, monkeypatch):
     flag = f"TOY_SETUP_{uuid.uuid4().hex}"
     monkeypatch.delenv(flag, raising=False)
-    text = _flag_check("test_set_up_ran", flag) + f"\n\ndef setup_module():\n    os.environ[{flag!r}] = '1'\n"
+    text = _flag_check("test_set_up_ran", flag)  # named so that no reading of the text sees it:
+    text += f"\n\ndef _set_up():\n    os.environ[{flag!r}] = '1'\n\nglobals()['setup_module'] = _set_up\n"
     (toy.checks / "test_flagged.py").write_text(text)
     _goes_to_pytest(toy, lambda got: ("set_up_ran", "passed") in got)
 
@@ -241,11 +242,12 @@ def test_a_class_of_checks_goes_to_pytest(toy):
         from grader.marks import graded
         from .strategies import tokens
 
-        class TestGrouped:
-            @graded("center_tokens", points=1)
-            @given(x=tokens())
-            def test_in_a_class(self, student, x):
-                student.center_tokens(x)
+        @graded("center_tokens", points=1)
+        @given(x=tokens())
+        def _in_a_class(self, student, x):
+            student.center_tokens(x)
+
+        TestGrouped = type("TestGrouped", (), {"test_in_a_class": _in_a_class})  # no class statement
         """
     )
     (toy.checks / "test_grouped.py").write_text(text)
@@ -308,6 +310,13 @@ def test_a_submission_reading_standard_input_reads_as_under_pytest(toy, tmp_path
         "package_set_up",
         "getattr",
         "pytest_mark",
+        "conftest_deep",
+        "module_test_false_made",
+        "testcase_made",
+        "plain_function_made",
+        "skip_at_import_made",
+        "package_set_up_made",
+        "getattr_made",
     ],
 )
 def test_shapes_that_pytest_treats_otherwise_go_to_pytest(toy, shape):
@@ -334,10 +343,37 @@ def test_shapes_that_pytest_treats_otherwise_go_to_pytest(toy, shape):
         checks.write_text(
             _flag_check("test_fine", holds="True") + "\n\ndef __getattr__(name):\n    raise KeyError(name)\n"
         )
-    elif shape == "pytest_mark":  # pytest skips it
+    # the same, written so that no reading of the text sees it: the imported module is asked
+    elif shape == "module_test_false_made":
+        checks.write_text(
+            "globals()['__test__'] = False\n" + _flag_check("test_never_collected", holds="False")
+        )
+    elif shape == "testcase_made":
+        checks.write_text(
+            "import unittest\nGrouped = type('Grouped', (unittest.TestCase,), {'test_x': lambda self: None})\n"
+        )
+    elif shape == "plain_function_made":
+        checks.write_text(
+            "from grader.marks import graded\n\ntest_plain = graded('center_tokens', points=1)(lambda student: 1)\n"
+        )
+    elif shape == "skip_at_import_made":
+        checks.write_text("__import__('pytest').importorskip('no_such_package_anywhere')\n")
+    elif shape == "package_set_up_made":
+        init = toy.checks / "__init__.py"
+        init.write_text(init.read_text() + "\nglobals()['setup_module'] = lambda: 1 / 0\n")
+    elif shape == "getattr_made":
+        checks.write_text(
+            _flag_check("test_fine", holds="True") + "\n\nglobals()['__getattr__'] = lambda name: {}[name]\n"
+        )
+    elif shape == "conftest_deep":  # pytest loads it though it collects nothing there
+        (toy.checks / "testing.egg").mkdir()
+        (toy.checks / "testing.egg" / "conftest.py").write_text(
+            "def pytest_collection_modifyitems(items):\n    items[:] = [i for i in items if 'layer_norm' not in i.name]\n"
+        )
+    elif shape == "pytest_mark":  # pytest skips it (pytest reached with no import statement)
         text = _flag_check("test_not_yet", holds="True")
         checks.write_text(
-            "import pytest\n" + text.replace("@graded(", "@pytest.mark.skip(reason='not yet')\n@graded(", 1)
+            text.replace("@graded(", "@__import__('pytest').mark.skip(reason='not yet')\n@graded(", 1)
         )
     _same_both_ways(toy, declined=True)
 
@@ -391,3 +427,49 @@ def test_a_course_whose_tests_folder_is_a_link_elsewhere_is_graded(toy, tmp_path
     lesson = Course.at(toy.root).lesson("toy")
     report = _same_both_ways(lesson, declined=False)
     assert report["score"] == report["max_score"] and report["tests"]
+
+
+def test_a_file_sent_to_pytest_is_never_imported_first(toy):
+    """A file that pytest would treat otherwise is known from its text, before anything is
+    imported: a file imported here and then left to pytest would run twice (here, a helper's
+    count of imports would read 2)."""
+    (toy.checks / "strategies.py").write_text(
+        (toy.checks / "strategies.py").read_text() + "\nIMPORTED = []\n"
+    )
+    (toy.checks / "test_a_skipped.py").write_text(
+        "from .strategies import IMPORTED\nIMPORTED.append(1)\nimport pytest\npytest.importorskip('no_such_package_anywhere')\n"
+    )
+    text = _flag_check("test_b_imported_once", holds="len(IMPORTED) == 1")
+    (toy.checks / "test_b_counts.py").write_text(
+        text.replace("from .strategies import tokens", "from .strategies import IMPORTED, tokens")
+    )
+    report = to_dict(run_checks(toy.source, lesson=toy, settings=HERE))  # once: a second run imports it again
+    assert ("b_imported_once", "passed") in names(report)
+    assert direct.why_not(toy) != ""
+
+
+def test_a_stream_a_check_file_took_as_it_was_imported_still_takes_writes(toy):
+    text = _flag_check("test_writes_on", holds="stderr.write('still open') > 0")
+    (toy.checks / "test_streams.py").write_text("from sys import stderr\n" + text)
+    report = _same_both_ways(toy, declined=False)
+    assert ("writes_on", "passed") in names(report)
+
+
+def test_a_submission_s_odd_use_of_the_streams_reads_as_under_pytest(toy, tmp_path):
+    """Printed characters that are no characters, stdin's encoding, its flush: as pytest's capture."""
+    odd = tmp_path / "odd" / TOY.filename
+    odd.parent.mkdir()
+    odd.write_text(
+        toy.source.read_text().replace(
+            '    """Move each token',
+            "    import io, sys\n"
+            "    print('\\udcff'); sys.stderr.write('\\udcff')\n"
+            "    assert sys.stdin.encoding is not None\n"
+            "    try:\n        sys.stdin.flush()\n    except io.UnsupportedOperation:\n        pass\n"
+            "    else:\n        raise RuntimeError('flushed')\n"
+            '    """Move each token',
+            1,
+        )
+    )
+    report = _same_both_ways(toy, declined=False, path=odd)
+    assert all(status == "passed" for _, status in names(report))

@@ -15,7 +15,9 @@ before a single check has run, and :func:`grader.engine.run.run_checks` runs pyt
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import faulthandler
 import fnmatch
 import importlib
 import inspect
@@ -119,11 +121,30 @@ def _found(lesson: Lesson) -> list[Check]:
     if root != top and root not in top.parents:
         raise _Unsure("the checks are outside the course")
     _plain_settings(top)
-    for folder in (top, *top.parents):
+    for folder in (*top.parents, top):
         if (folder / "conftest.py").exists():
             raise _Unsure(f"{folder / 'conftest.py'} exists")
-    checks, names, packages = [], set(), set()
-    for path in _check_files(top):
+    for conftest in top.rglob("conftest.py"):  # pytest loads some from folders it collects none from
+        raise _Unsure(f"{conftest} exists")
+    files = _check_files(top)
+    packages = sorted(
+        {folder for path in files for folder in path.parents if folder == root or root in folder.parents}
+    )
+    for path in [*files, *(folder / "__init__.py" for folder in packages)]:
+        _plainly_written(path)  # before any import: a file sent to pytest here leaves nothing behind
+    saved = list(sys.path)
+    try:
+        return _imported_checks(lesson, root, files, packages)
+    except _Unsure:
+        sys.path[:] = saved  # (what the imports did to their own modules cannot be undone)
+        raise
+
+
+def _imported_checks(lesson: Lesson, root: Path, files: list[Path], packages: list[Path]) -> list[Check]:
+    """The checks of ``files``, imported as pytest imports them; their marks read once every file
+    is imported (as the plugin reads them, once pytest has collected every file)."""
+    found = []
+    for path in files:
         try:
             place = check_of(path)
         except LessonError as err:
@@ -131,32 +152,81 @@ def _found(lesson: Lesson) -> list[Check]:
         if place is None or str(place[0].checks) != str(lesson.checks):
             raise _Unsure(f"{path} is not a check of lesson {lesson.name}")
         module = _imported(path)
-        packages.update(folder for folder in path.parents if folder == root or root in folder.parents)
-        for name, function in _functions(module, path):
-            if name in names:
-                raise _Unsure(f"two checks are named {name}")
-            names.add(name)
-            try:
-                grading = own_grading(function, lesson.exercises)
-            except MarkError as err:
-                raise _Unsure(f"{name}: {err}") from None
-            if grading is None or place[1] != (grading.visibility is Visibility.HIDDEN):
-                raise _Unsure(f"{name}: no graded mark, or one for the other folder")
-            nodeid = f"{path.relative_to(root).as_posix()}::{name}"
-            checks.append(
-                Check(
-                    name=name,
-                    nodeid=nodeid,
-                    function=function,
-                    grading=grading,
-                    lesson=place[0],
-                    module=module,
-                    where=lambda function=function: _written(function),
-                )
-            )
-    for folder in sorted(packages):
+        found.extend((path, place, module, name, function) for name, function in _functions(module, path))
+    for folder in packages:
         _plain_package(folder)
+    checks, names = [], set()
+    for path, place, module, name, function in found:
+        if name in names:
+            raise _Unsure(f"two checks are named {name}")
+        names.add(name)
+        try:
+            grading = own_grading(function, lesson.exercises)
+        except MarkError as err:
+            raise _Unsure(f"{name}: {err}") from None
+        if grading is None or place[1] != (grading.visibility is Visibility.HIDDEN):
+            raise _Unsure(f"{name}: no graded mark, or one for the other folder")
+        checks.append(
+            Check(
+                name=name,
+                nodeid=f"{path.relative_to(root).as_posix()}::{name}",
+                function=function,
+                grading=grading,
+                lesson=place[0],
+                module=module,
+                where=lambda function=function: _written(function),
+            )
+        )
     return checks
+
+
+def _plainly_written(path: Path) -> None:
+    """The file ``path`` (a check file, or a package's ``__init__.py``), read before it is
+    imported, names none of pytest's ways: no import of pytest, no ``Test`` class or TestCase, no
+    module-level name pytest acts on, no ``import *``, and each module-level ``test`` function
+    decorated with ``given``. (What this cannot see, the module is asked once imported.)"""
+    if not path.is_file():
+        return
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, OSError):
+        raise _Unsure(f"{path} cannot be read as Python") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] in ("pytest", "_pytest") for a in node.names
+        ):
+            raise _Unsure(f"{path} imports pytest")
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("pytest", "_pytest"):
+            raise _Unsure(f"{path} imports pytest")
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            raise _Unsure(f"{path} imports * (which may bring what pytest acts on)")
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and (
+            node.name.startswith("Test") or any("TestCase" in ast.unparse(base) for base in node.bases)
+        ):
+            raise _Unsure(f"{path}: class {node.name} is pytest's to collect")
+        defined = _defined(node)
+        if defined & (PYTEST_NAMES | {"__test__", "__getattr__"}):
+            raise _Unsure(
+                f"{path} defines {', '.join(sorted(defined & (PYTEST_NAMES | {'__test__', '__getattr__'})))}"
+            )
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            if isinstance(node, ast.AsyncFunctionDef) or not any(
+                "given" in ast.unparse(d) for d in node.decorator_list
+            ):
+                raise _Unsure(f"{path}: {node.name} is a check Hypothesis does not run")
+
+
+def _defined(node: ast.stmt) -> set[str]:
+    """The module-level names the statement ``node`` binds (as far as its text says)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    return set()
 
 
 def _release(text: str) -> tuple[int, ...]:
@@ -318,6 +388,8 @@ def _functions(module, path: Path) -> list[tuple[str, object]]:
     found = []
     for name, value in list(vars(module).items()):
         if name.startswith("__") and name.endswith("__"):
+            if _attribute(value, "__test__", False) is True:
+                raise _Unsure(f"{path}: {name} is marked as a test")
             continue  # the module's own (its loader may be pytest's, where pytest imported it)
         kind = type(value).__module__ or ""
         if kind.split(".")[0] in ("pytest", "_pytest"):
@@ -389,11 +461,18 @@ def ran(collector: Collector) -> bool:
     captured while the check files are imported and while each check runs (not between: what the
     grader says there, a file of examples it could not use, is seen), and warnings are caught,
     their filters put back after, around the collection, each check and the end."""
-    submission = collector.submission
     with _captured():
         checks = checks_of(collector.lesson)
     if checks is None:
         return False
+    with _fault_traces():
+        _run(collector, checks)
+    return True
+
+
+def _run(collector: Collector, checks: list[Check]) -> None:
+    """:func:`ran`'s run, once the checks are found."""
+    submission = collector.submission
     try:
         with _warnings_caught():
             chosen = _prepared(collector, checks)
@@ -408,7 +487,6 @@ def ran(collector: Collector) -> bool:
         raise GraderError(f"the checks stopped: {type(err).__name__}: {err}") from err
     finally:
         submission.close()
-    return True
 
 
 def _prepared(collector: Collector, checks: list[Check]) -> list[Check]:
@@ -488,28 +566,84 @@ def _warnings_caught():
         yield
 
 
-class _NoInput(io.TextIOBase):
-    """Standard input while the checks run, as pytest's capture leaves it: reading it fails
-    (with pytest's words, for the same report)."""
+class _NoInput:
+    """Standard input while pytest captures the streams, as its capture leaves it (each method as
+    pytest's own answers, its words too, for the same report): it cannot be read."""
 
     SAID = "pytest: reading from stdin while output is captured!  Consider using `-s`."
+
+    @property
+    def encoding(self) -> str | None:
+        return getattr(sys.__stdin__, "encoding", None)
+
+    @property
+    def buffer(self):
+        return self
 
     def read(self, size: int = -1) -> str:
         raise OSError(self.SAID)
 
     readline = read
 
-    def readlines(self, hint: int = -1) -> list[str]:
+    def readlines(self, hint: int | None = -1) -> list[str]:
         raise OSError(self.SAID)
 
     def __next__(self) -> str:
         return self.readline()
 
+    def __iter__(self):
+        return self
+
     def fileno(self) -> int:
         raise io.UnsupportedOperation("redirected stdin is pseudofile, has no fileno()")
 
+    def flush(self) -> None:
+        raise io.UnsupportedOperation("redirected stdin is pseudofile, has no flush()")
+
+    def isatty(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
     def readable(self) -> bool:
         return False
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        raise io.UnsupportedOperation("redirected stdin is pseudofile, has no seek(int)")
+
+    def seekable(self) -> bool:
+        return False
+
+    def tell(self) -> int:
+        raise io.UnsupportedOperation("redirected stdin is pseudofile, has no tell()")
+
+    def truncate(self, size: int | None = None) -> int:
+        raise io.UnsupportedOperation("cannot truncate stdin")
+
+    def write(self, data: str) -> int:
+        raise io.UnsupportedOperation("cannot write to stdin")
+
+    def writelines(self, lines) -> None:
+        raise io.UnsupportedOperation("Cannot write to stdin")
+
+    def writable(self) -> bool:
+        return False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def _dropped():
+    """A text stream whose writes go nowhere, as pytest's capture writes them (UTF-8, anything
+    that is no character replaced). Never closed here: a module that took it as it was imported
+    may write to it later, as it could to pytest's (it closes when nothing holds it)."""
+    return io.TextIOWrapper(
+        io.FileIO(os.devnull, "w"), encoding="utf-8", errors="replace", newline="", write_through=True
+    )
 
 
 @contextlib.contextmanager
@@ -524,14 +658,12 @@ def _captured():
             stream.flush()
     saved: list[tuple[int, int]] = []
     null = os.open(os.devnull, os.O_RDWR)
-    quiet = io.TextIOWrapper(io.FileIO(os.devnull, "w"), encoding="utf-8", write_through=True)
     try:
         for fd in (0, 1, 2):
             with contextlib.suppress(OSError):  # a file that is not open stays so
                 saved.append((fd, os.dup(fd)))
                 os.dup2(null, fd)
-        sys.stdin = _NoInput()
-        sys.stdout = sys.stderr = quiet
+        sys.stdin, sys.stdout, sys.stderr = _NoInput(), _dropped(), _dropped()
         yield
     finally:
         sys.stdin, sys.stdout, sys.stderr = streams
@@ -539,5 +671,23 @@ def _captured():
             os.dup2(kept, fd)
             os.close(kept)
         os.close(null)
-        with contextlib.suppress(Exception):
-            quiet.close()
+
+
+@contextlib.contextmanager
+def _fault_traces():
+    """As pytest's faulthandler: a crash of this process (the student's code, where it runs here)
+    prints Python's traceback to the standard error the run started with."""
+    if faulthandler.is_enabled():
+        yield
+        return
+    try:
+        shown = os.dup(2)
+    except OSError:
+        yield
+        return
+    faulthandler.enable(file=shown)
+    try:
+        yield
+    finally:
+        faulthandler.disable()
+        os.close(shown)
