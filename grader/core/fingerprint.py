@@ -159,10 +159,27 @@ _REMEMBERED_TEXT = 1 << 20
 
 @functools.lru_cache(maxsize=256)
 def _parsed_imports(text: bytes) -> tuple:
+    tree = parsed(text)
     try:
-        return tuple(_imports(ast.parse(text)))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return () if tree is None else tuple(_imports(tree))
+    except (RecursionError, MemoryError):
         return ()
+
+
+def parsed(text: bytes) -> ast.Module | None:
+    """The syntax tree of the Python ``text`` (None: it is not Python), parsed once per text for
+    every reader of a course's files in one process (the imports here; what
+    :mod:`grader.engine.direct` reads of a check file before importing it). Not to be changed by
+    its readers. (A text of more than :data:`_REMEMBERED_TEXT` bytes is parsed each time.)"""
+    return _parsed(text) if len(text) <= _REMEMBERED_TEXT else _parsed.__wrapped__(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(text: bytes) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _imported(

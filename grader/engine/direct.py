@@ -32,6 +32,7 @@ from _pytest import __version__ as pytest_version  # its release alone: no pytes
 from hypothesis import settings as hypothesis_settings
 
 from ..core.errors import GraderError, LessonError
+from ..core.fingerprint import parsed
 from ..core.lesson import Lesson, check_of
 from ..core.results import Visibility
 from .checking import called, record_inputs
@@ -143,12 +144,14 @@ def _found(lesson: Lesson) -> list[Check]:
 def _imported_checks(lesson: Lesson, root: Path, files: list[Path], packages: list[Path]) -> list[Check]:
     """The checks of ``files``, imported as pytest imports them; their marks read once every file
     is imported (as the plugin reads them, once pytest has collected every file)."""
-    found = []
+    found, places = [], {}
     for path in files:
-        try:
-            place = check_of(path)
-        except LessonError as err:
-            raise _Unsure(f"{path}: {err}") from None
+        if path.parent not in places:  # as the plugin learns it: once per folder
+            try:
+                places[path.parent] = check_of(path)
+            except LessonError as err:
+                raise _Unsure(f"{path}: {err}") from None
+        place = places[path.parent]
         if place is None or str(place[0].checks) != str(lesson.checks):
             raise _Unsure(f"{path} is not a check of lesson {lesson.name}")
         module = _imported(path)
@@ -188,10 +191,13 @@ def _plainly_written(path: Path) -> None:
     if not path.is_file():
         return
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError):
-        raise _Unsure(f"{path} cannot be read as Python") from None
-    for node in ast.walk(tree):
+        text = path.read_bytes()
+    except OSError:
+        raise _Unsure(f"{path} cannot be read") from None
+    tree = parsed(text)  # (parsed once: the examples' fingerprint reads the same tree)
+    if tree is None:
+        raise _Unsure(f"{path} cannot be read as Python")
+    for node in ast.walk(tree) if b"pytest" in text or re.search(rb"import[\s\\]*\*", text) else ():
         if isinstance(node, ast.Import) and any(
             a.name.split(".")[0] in ("pytest", "_pytest") for a in node.names
         ):
@@ -202,7 +208,7 @@ def _plainly_written(path: Path) -> None:
             raise _Unsure(f"{path} imports * (which may bring what pytest acts on)")
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and (
-            node.name.startswith("Test") or any("TestCase" in ast.unparse(base) for base in node.bases)
+            node.name.startswith("Test") or any(_names(base, "TestCase") for base in node.bases)
         ):
             raise _Unsure(f"{path}: class {node.name} is pytest's to collect")
         defined = _defined(node)
@@ -212,9 +218,17 @@ def _plainly_written(path: Path) -> None:
             )
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             if isinstance(node, ast.AsyncFunctionDef) or not any(
-                "given" in ast.unparse(d) for d in node.decorator_list
+                _names(d, "given") for d in node.decorator_list
             ):
                 raise _Unsure(f"{path}: {node.name} is a check Hypothesis does not run")
+
+
+def _names(node: ast.expr, name: str) -> bool:
+    """Whether the expression ``node`` names ``name`` (``name``, ``x.name``, called or not)."""
+    return any(
+        (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.Attribute) and n.attr == name)
+        for n in ast.walk(node)
+    )
 
 
 def _defined(node: ast.stmt) -> set[str]:
