@@ -473,39 +473,3 @@ def test_a_submission_s_odd_use_of_the_streams_reads_as_under_pytest(toy, tmp_pa
     )
     report = _same_both_ways(toy, declined=False, path=odd)
     assert all(status == "passed" for _, status in names(report))
-
-
-def test_a_batch_grades_a_lesson_whose_check_file_took_stderr_as_it_was_imported(toy, tmp_path):
-    """A batch's zygote imports the checks once for every child: imported under pytest's capture,
-    the file would hold a stream pytest closes after its collection, and every child's check
-    would fail on it (a lesson error for every student, where a single grade gives full marks)."""
-    text = _flag_check("test_logs", holds="stderr.write('checking') > 0")
-    (toy.checks / "test_logging.py").write_text("from sys import stderr\n" + text)
-    folder = tmp_path / "class" / "ok"
-    folder.mkdir(parents=True)
-    shutil.copy(toy.source, folder / TOY.filename)
-    out = tmp_path / "grades.csv"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "grader",
-            "batch",
-            str(folder.parent),
-            "--lesson",
-            "toy",
-            "--course",
-            str(toy.root),
-            "--out",
-            str(out),
-            "--jobs",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    report = json.loads((tmp_path / "grades_reports" / "ok.json").read_text())
-    assert report["lesson_errors"] == [] and report["score"] == report["max_score"], report["lesson_errors"]

@@ -99,14 +99,6 @@ def checks_of(lesson: Lesson) -> list[Check] | None:
         return None
 
 
-def imported(lesson: Lesson) -> bool:
-    """Import ``lesson``'s checks as a run without pytest imports them (streams captured as
-    pytest's are, and never closed), for a process that prepares to grade (:func:`grader.engine.
-    pytested.prepare`); False where the lesson's checks go to pytest."""
-    with _captured():
-        return checks_of(lesson) is not None
-
-
 def why_not(lesson: Lesson) -> str:
     """Why :func:`checks_of` leaves ``lesson``'s checks to pytest ("" where it does not)."""
     try:

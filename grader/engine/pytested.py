@@ -20,7 +20,7 @@ from ..core.errors import GraderError
 from ..core.lesson import Lesson
 from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, settle, warm
-from . import direct, replay, shipped
+from . import replay, shipped
 from .collector import Check, Collector
 from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
@@ -189,16 +189,12 @@ def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]
 
 
 def prepare(lesson: Lesson, settings: Settings) -> None:
-    """Do now, before any submission is seen, what every grading of ``lesson`` starts with: the
-    checks are imported (the strategies they build at import among them; no check runs, so
-    nothing is drawn and nothing is kept of any run), as a grading will import them (without
-    pytest where :mod:`.direct` can, else pytest collects them, with the grader's plugin), and
-    the sandbox is started (:func:`prepare_sandbox`). A process that then forks one child per
-    submission pays for these once; each child starts from this very state. (Imported under
-    pytest's capture, a check file that took ``sys.stderr`` would hold a file pytest closes after
-    its collection, and every child's grading would fail on it.)"""
-    if settings.through_pytest or not direct.imported(lesson):
-        suite_points(lesson)
+    """Do now, before any submission is seen, what every grading of ``lesson`` starts with:
+    pytest collects the checks (importing them, the strategies they build at import and the
+    grader's plugin; no check runs, so nothing is drawn and nothing is kept of any run) and the
+    sandbox is started (:func:`prepare_sandbox`). A process that then forks one child per
+    submission pays for these once; each child starts from this very state."""
+    suite_points(lesson)
     prepare_sandbox(lesson, settings)
     store = open_store(lesson, settle(settings, lesson.private))
     if store is not None:
