@@ -283,19 +283,24 @@ def test_a_warnings_filter_set_as_a_check_file_is_imported_lasts_no_longer_than_
 def test_a_check_raising_skiptest_reads_as_pytest_reads_it(toy):
     text = _flag_check("test_skipped", holds="True").replace(
         "expect.that(",
-        "__import__('unittest').SkipTest('not today')\n    raise __import__('unittest').SkipTest('not today')\n    expect.that(",
+        "raise __import__('unittest').SkipTest('not today')\n    expect.that(",
     )
     (toy.checks / "test_skipping.py").write_text(text)
     report = _same_both_ways(toy, declined=False)
     assert ("skipped", "error") in names(report)
 
 
+def _reference_that_first(toy: Lesson, tmp_path: Path, name: str, lines: str) -> Path:
+    """A submission: the toy reference whose center_tokens runs ``lines`` first."""
+    path = tmp_path / name / TOY.filename
+    path.parent.mkdir()
+    marker = '    """Move each token'
+    path.write_text(toy.source.read_text().replace(marker, lines + marker, 1))
+    return path
+
+
 def test_a_submission_reading_standard_input_reads_as_under_pytest(toy, tmp_path):
-    reader = tmp_path / "reader" / TOY.filename
-    reader.parent.mkdir()
-    reader.write_text(
-        toy.source.read_text().replace('    """Move each token', '    input()\n    """Move each token', 1)
-    )
+    reader = _reference_that_first(toy, tmp_path, "reader", "    input()\n")
     report = _same_both_ways(toy, declined=False, path=reader)
     assert any(status != "passed" for _, status in names(report))
 
@@ -457,19 +462,15 @@ def test_a_stream_a_check_file_took_as_it_was_imported_still_takes_writes(toy):
 
 def test_a_submission_s_odd_use_of_the_streams_reads_as_under_pytest(toy, tmp_path):
     """Printed characters that are no characters, stdin's encoding, its flush: as pytest's capture."""
-    odd = tmp_path / "odd" / TOY.filename
-    odd.parent.mkdir()
-    odd.write_text(
-        toy.source.read_text().replace(
-            '    """Move each token',
-            "    import io, sys\n"
-            "    print('\\udcff'); sys.stderr.write('\\udcff')\n"
-            "    assert sys.stdin.encoding is not None\n"
-            "    try:\n        sys.stdin.flush()\n    except io.UnsupportedOperation:\n        pass\n"
-            "    else:\n        raise RuntimeError('flushed')\n"
-            '    """Move each token',
-            1,
-        )
+    odd = _reference_that_first(
+        toy,
+        tmp_path,
+        "odd",
+        "    import io, sys\n"
+        "    print('\\udcff'); sys.stderr.write('\\udcff')\n"
+        "    assert sys.stdin.encoding is not None\n"
+        "    try:\n        sys.stdin.flush()\n    except io.UnsupportedOperation:\n        pass\n"
+        "    else:\n        raise RuntimeError('flushed')\n",
     )
     report = _same_both_ways(toy, declined=False, path=odd)
     assert all(status == "passed" for _, status in names(report))
