@@ -284,3 +284,70 @@ def test_a_grading_child_killed_mid_grade_costs_its_student_a_row_and_nothing_mo
     assert again.returncode == 0, again.stderr[-3000:]
     assert "1 to grade, 2 unchanged" in again.stderr
     assert "signal 9" not in (reports / "a-loops.txt").read_text(encoding="utf-8")
+
+
+#: Right on the toy lesson's first, smallest example of center_tokens, wrong on any larger one.
+SMALL_ONLY = TOY.solution.read_text(encoding="utf-8").replace(
+    "return x - token_mean(x)  #", "return x - token_mean(x) if x.size < 2 else x * 0  #"
+)
+
+
+@pytest.mark.parametrize("through_pytest", [False, True], ids=["without-pytest", "through-pytest"])
+def test_a_batch_grades_with_the_number_of_examples_it_is_given(tmp_path, through_pytest):
+    """A check's Hypothesis settings are fixed as it is decorated, and every grading child of a
+    batch grades with the checks its zygote imported: imported before the batch's own profile
+    was loaded, they kept Hypothesis's or the plugin's defaults, and ``--max-examples 1`` graded
+    with a hundred examples (the file below lost points that ``grade --max-examples 1`` gives)."""
+    assert SMALL_ONLY != TOY.solution.read_text(encoding="utf-8")
+    klass = tmp_path / "class"
+    (klass / "kim").mkdir(parents=True)
+    (klass / "kim" / "toy.py").write_text(SMALL_ONLY, encoding="utf-8")
+    # a store of its own: examples another test kept for one example each would be replayed,
+    # whatever the checks' own settings, and hide them
+    env = {**os.environ, STORE_VARIABLE: str(tmp_path / "store")}
+    if through_pytest:
+        env["GRADER_THROUGH_PYTEST"] = "1"
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = python(
+        "batch", *ON_TOY, str(klass), "--out", str(out), "--jobs", "1", "--max-examples", "1", env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    alone = python("grade", str(klass / "kim"), *ON_TOY, "--max-examples", "1", "--format", "json", env=env)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    graded = json.loads((out.with_name("gradebook_reports") / "kim.json").read_text(encoding="utf-8"))
+    assert graded == json.loads(alone.stdout)
+    assert graded["score"] == graded["max_score"]  # one example each: the smallest, answered right
+    many = python("grade", str(klass / "kim"), *ON_TOY, "--format", "json", env=env)
+    assert json.loads(many.stdout)["score"] < graded["score"]  # the file is wrong on larger ones
+
+
+def test_a_batch_grades_a_lesson_whose_check_file_took_stderr_as_it_was_imported(tmp_path):
+    """A batch's zygote imports the checks once for every child: imported under pytest's
+    capture, a check file that took ``sys.stderr`` held a stream pytest closes after its
+    collection, and every child's check failed on it (a lesson error for every student, where
+    a single ``grade`` gives full marks)."""
+    course = tmp_path / "course"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    checks = course / "tests" / "checks" / "toy"
+    (checks / "test_logging.py").write_text(
+        "from sys import stderr\n\n"
+        "from hypothesis import given\n\n"
+        "from grader import expect\n"
+        "from grader.marks import graded\n\n"
+        "from .strategies import tokens\n\n\n"
+        '@graded("center_tokens", points=1)\n'
+        "@given(x=tokens())\n"
+        "def test_logs(student, x):\n"
+        "    stderr.write('checking')\n"
+        "    expect.shape(student.center_tokens(x), x.shape, name='center_tokens(x)')\n",
+        encoding="utf-8",
+    )
+    klass = tmp_path / "class"
+    (klass / "ok").mkdir(parents=True)
+    shutil.copy(TOY.solution, klass / "ok" / "toy.py")
+    out = tmp_path / "grades" / "gradebook.csv"
+    on_copy = ("--course", str(course), "--lesson", "toy")
+    done = python("batch", *on_copy, str(klass), "--out", str(out), "--jobs", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out.with_name("gradebook_reports") / "ok.json").read_text(encoding="utf-8"))
+    assert report["lesson_errors"] == [] and report["score"] == report["max_score"], report["lesson_errors"]

@@ -35,7 +35,8 @@ from ..core.errors import GraderError, LessonError
 from ..core.fingerprint import parsed
 from ..core.lesson import Lesson, check_of
 from ..core.results import Visibility
-from .checking import called, record_inputs
+from ..core.settings import Settings
+from .checking import called, load_profile, record_inputs
 from .collector import Check, Collector
 from .marks import MarkError, own_grading
 from .upkeep import fix_seed
@@ -99,8 +100,21 @@ def checks_of(lesson: Lesson) -> list[Check] | None:
         return None
 
 
-def why_not(lesson: Lesson) -> str:
-    """Why :func:`checks_of` leaves ``lesson``'s checks to pytest ("" where it does not)."""
+def imported(lesson: Lesson) -> bool:
+    """Import ``lesson``'s checks as a run without pytest imports them (streams captured as
+    pytest's are, and never closed), for a process that prepares to grade (:func:`grader.engine.
+    pytested.prepare`, which loads the Hypothesis profile first); False where the lesson's checks
+    go to pytest."""
+    with _captured():
+        return checks_of(lesson) is not None
+
+
+def why_not(lesson: Lesson, settings: Settings | None = None) -> str:
+    """Why :func:`checks_of` leaves ``lesson``'s checks to pytest ("" where it does not). The
+    checks are imported under the Hypothesis profile of ``settings`` (a grading's, by default),
+    as a grading imports them: a check's settings are fixed as it is decorated, so a process
+    that grades after asking grades as any other."""
+    load_profile(settings or Settings())
     try:
         with _warnings_caught():
             _found(lesson)

@@ -20,7 +20,8 @@ from ..core.errors import GraderError
 from ..core.lesson import Lesson
 from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, settle, warm
-from . import replay, shipped
+from . import direct, replay, shipped
+from .checking import load_profile
 from .collector import Check, Collector
 from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
@@ -166,10 +167,16 @@ def _unrendered(excinfo) -> str:
 
 
 class _Points:
-    """Collects the points of every check without running any."""
+    """Collects the points of every check without running any (imported under the Hypothesis
+    profile of ``settings``: a check's settings are fixed as it is decorated)."""
 
-    def __init__(self):
+    def __init__(self, settings: Settings):
+        self.settings = settings
         self.points: dict[str, float] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config):
+        use_settings(config, self.settings)
 
     def pytest_collection_modifyitems(self, items):
         for item in items:
@@ -178,10 +185,12 @@ class _Points:
                 self.points[grading.exercise] = self.points.get(grading.exercise, 0) + grading.points
 
 
-def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]:
+def suite_points(
+    lesson: Lesson, checks: Path | None = None, settings: Settings | None = None
+) -> dict[str, float]:
     """Maximum points per exercise of ``lesson``, read from the marks of its checks (or of those
-    under ``checks``)."""
-    counter = _Points()
+    under ``checks``), imported under ``settings``' Hypothesis profile (a grading's by default)."""
+    counter = _Points(settings or Settings())
     args = [*pytest_arguments(lesson, checks), "--collect-only"]
     with plugin_autoload_off(), contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[counter])
@@ -189,12 +198,19 @@ def suite_points(lesson: Lesson, checks: Path | None = None) -> dict[str, float]
 
 
 def prepare(lesson: Lesson, settings: Settings) -> None:
-    """Do now, before any submission is seen, what every grading of ``lesson`` starts with:
-    pytest collects the checks (importing them, the strategies they build at import and the
-    grader's plugin; no check runs, so nothing is drawn and nothing is kept of any run) and the
-    sandbox is started (:func:`prepare_sandbox`). A process that then forks one child per
-    submission pays for these once; each child starts from this very state."""
-    suite_points(lesson)
+    """Do now, before any submission is seen, what every grading of ``lesson`` starts with: the
+    checks are imported (the strategies they build at import among them; no check runs, so
+    nothing is drawn and nothing is kept of any run) as a grading with ``settings`` imports
+    them: under their Hypothesis profile (a check's settings, its number of examples among them,
+    are fixed as it is decorated, and each child grades with the checks imported here), without
+    pytest where :mod:`.direct` can (its streams are never closed; under pytest's capture, a
+    check file that took ``sys.stderr`` would hold a file pytest closes after its collection),
+    else collected by pytest with the grader's plugin. The sandbox is started too
+    (:func:`prepare_sandbox`). A process that then forks one child per submission pays for these
+    once; each child starts from this very state."""
+    load_profile(settings)
+    if settings.through_pytest or not direct.imported(lesson):
+        suite_points(lesson, settings=settings)
     prepare_sandbox(lesson, settings)
     store = open_store(lesson, settle(settings, lesson.private))
     if store is not None:
