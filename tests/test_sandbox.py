@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.sandbox.wardens import best_level
+from grader.sandbox.wardens import WORK_FILES, best_level
 
-from .support import ON_TOY, ROOT, TOY, python
+from .support import FILE_MAKER, ON_TOY, ROOT, TOY, python
 
 pytestmark = pytest.mark.skipif(best_level() != "namespaces", reason="bubblewrap is not usable here")
 
@@ -54,12 +54,12 @@ def test_the_worker_is_an_unprivileged_user_without_capabilities(tmp_path):
         """
         seen["uid"] = os.getuid(); seen["gid"] = os.getgid()
         status = open("/proc/self/status").read()
-        seen["caps"] = status.split("CapEff:")[1].split()[0]
+        seen["caps"] = [status.split(f"Cap{kind}:")[1].split()[0] for kind in ("Eff", "Prm", "Inh", "Amb")]
     """,
     )
     if os.geteuid() == 0:
         assert seen["uid"] == seen["gid"] >= 100_000  # a user of its own, not root, not shared
-    assert int(seen["caps"], 16) == 0
+    assert [int(caps, 16) for caps in seen["caps"]] == [0, 0, 0, 0]
 
 
 def test_the_repository_and_the_host_are_out_of_sight(tmp_path):
@@ -205,6 +205,17 @@ def test_its_folder_lives_in_memory_and_is_capped(tmp_path):
     )
     assert seen["cwd"] == "/sandbox"
     assert seen["total"] <= 64 << 20 and seen["tmp"] <= 64 << 20
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="an ordinary user's bubblewrap may not remount them")
+def test_its_folders_hold_a_capped_number_of_files(tmp_path):
+    """An empty file costs the kernel about a kilobyte that no byte count sees: uncapped, one
+    submission's processor time could hold gigabytes of the machine's memory (each of its
+    in-memory folders took three million files here, a million in eight seconds)."""
+    seen = observe(tmp_path, FILE_MAKER)
+    for folder in ("/tmp", "."):
+        made, why, files = seen[folder]
+        assert files == WORK_FILES and why == "ENOSPC" and WORK_FILES - 10 <= made < WORK_FILES, seen
 
 
 def test_no_network_and_a_minimal_environment(tmp_path):

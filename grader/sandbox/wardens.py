@@ -62,6 +62,13 @@ from .inside.worker import Channel, WireError, encode
 FILE_SIZE_LIMIT = 16 << 20
 #: Bytes a worker may write in its folder and in /tmp (each in memory, namespaces only).
 WORK_SPACE = 64 << 20
+#: Files and folders a worker may make in its folder, and again in /tmp (namespaces, run as root).
+#: Each costs the kernel about a kilobyte that no byte count sees: left at the kernel's default
+#: (half the machine's pages), at a few microseconds an empty file, one submission's processor
+#: time could hold gigabytes of the memory every other grading needs. (Run by an ordinary user,
+#: bubblewrap runs the sandbox in a user namespace of its own that may not remount them: there
+#: the kernel's default stays.)
+WORK_FILES = 4096
 #: Seconds to start a worker and load the student's file.
 START_TIMEOUT = 10.0
 #: Seconds the warden may take to end the student's processes or say how one ended.
@@ -219,6 +226,14 @@ def _ancestors(path: Path) -> list[Path]:
 
 #: Where the sandbox sees the warden's and the worker's code (read-only), and its work folder.
 CODE, WORK = "/grader", "/sandbox"
+#: Run as root, the sandbox's first process (which bubblewrap leaves root's rights): its two
+#: writable folders get their cap on files, then setpriv (the arguments) drops every right and
+#: becomes the sandbox's user. A folder that cannot be capped starts no sandbox.
+_CAPPED_FILES = (
+    f"mount -o remount,nosuid,nodev,nr_inodes={WORK_FILES} /tmp && "
+    f"mount -o remount,nosuid,nodev,nr_inodes={WORK_FILES} {WORK} && "
+    'exec "$@"'
+)
 
 
 def _bwrap_prefix(code: Path) -> list[str]:
@@ -420,6 +435,8 @@ class Warden(Deadlined):
                 *command,
             ]
         if self.level == "namespaces":
+            if os.geteuid() == 0:
+                command = ["/bin/sh", "-c", _CAPPED_FILES, "capped-files", *command]
             command = _bwrap_prefix(code) + ["--"] + command
         try:
             self.proc = subprocess.Popen(
