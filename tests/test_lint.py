@@ -398,6 +398,18 @@ def test_the_toy_lesson_with_every_optional_file_is_clean(tmp_path):
     assert "layer_norm: 8 points from 3 checks (1 hidden)" in done.stdout
     assert "in all: 14 points from 6 checks" in done.stdout
     assert "no problem found" in done.stdout
+    assert "  graded without pytest\n" in done.stdout
+
+
+def test_lint_says_why_a_lesson_is_graded_through_pytest(tmp_path):
+    """An author who adds a conftest.py (or anything else the run without pytest cannot mirror)
+    hears that gradings of the lesson now go through pytest, and why."""
+    course = full_toy(tmp_path)
+    (course / "tests" / "checks" / "toy" / "conftest.py").write_text("# the author's own\n")
+    done = lint(course)
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = [line for line in done.stdout.splitlines() if "graded" in line and "pytest" in line]
+    assert len(said) == 1 and "graded through pytest" in said[0] and "conftest.py" in said[0], said
 
 
 @pytest.mark.parametrize("brk", BREAKS, ids=lambda f: f.__name__)
@@ -422,6 +434,9 @@ def test_the_course_lessons_lint_clean():
     for lesson in Course.at(ROOT).lessons:
         assert f"lesson {lesson.name}:" in done.stdout
     assert done.stdout.count("no problem found") == len(Course.at(ROOT).lessons)
+    # the course's own lessons are graded without pytest (a change that sent one through it
+    # would cost every grading of it a fifth of a second)
+    assert done.stdout.count("  graded without pytest\n") == len(Course.at(ROOT).lessons), done.stdout
 
 
 def test_a_lesson_that_is_not_there_is_a_bad_argument():
