@@ -351,3 +351,57 @@ def test_a_batch_grades_a_lesson_whose_check_file_took_stderr_as_it_was_imported
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((out.with_name("gradebook_reports") / "ok.json").read_text(encoding="utf-8"))
     assert report["lesson_errors"] == [] and report["score"] == report["max_score"], report["lesson_errors"]
+
+
+#: A check file that draws from Python's generator as it is imported, and names what it drew.
+SHIFTED_CHECK = """
+import random
+
+from hypothesis import given
+
+from grader import expect
+from grader.marks import graded
+
+from .strategies import tokens
+
+SHIFT = round(random.uniform(-5, 5), 4)
+
+
+@graded("center_tokens", points=1)
+@given(x=tokens())
+def test_centering_ignores_a_shift(student, x):
+    expect.close(
+        student.center_tokens(x + SHIFT), student.center_tokens(x),
+        name=f"center_tokens(x + {SHIFT})", rtol=1e-9, atol=1e-9,
+    )
+"""
+
+
+@pytest.mark.parametrize("through_pytest", [False, True], ids=["without-pytest", "through-pytest"])
+def test_a_batch_imports_the_checks_as_grade_does(tmp_path, through_pytest):
+    """A check file that draws from Python's generator as it is imported (found by helper-34):
+    ``grade`` imports the checks with the generators seeded as for a grading, and the batch's
+    zygote, which imports them once for every child, drew from an unseeded one, so the shift a
+    failure names changed with every batch."""
+    course = tmp_path / "course"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "tests" / "checks" / "toy" / "test_shifted.py").write_text(SHIFTED_CHECK, encoding="utf-8")
+    klass = tmp_path / "class"
+    (klass / "kim").mkdir(parents=True)
+    wrong = TOY.solution.read_text(encoding="utf-8").replace(
+        "return x - token_mean(x)  #", "return x + 0.0  #"
+    )
+    assert wrong != TOY.solution.read_text(encoding="utf-8")
+    (klass / "kim" / "toy.py").write_text(wrong, encoding="utf-8")
+    env = {**os.environ, STORE_VARIABLE: str(tmp_path / "store")}
+    if through_pytest:
+        env["GRADER_THROUGH_PYTEST"] = "1"
+    on_copy = ("--course", str(course), "--lesson", "toy")
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = python("batch", *on_copy, str(klass), "--out", str(out), "--jobs", "1", env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    alone = python("grade", str(klass / "kim"), *on_copy, "--format", "json", env=env)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    graded = json.loads((out.with_name("gradebook_reports") / "kim.json").read_text(encoding="utf-8"))
+    assert "center_tokens(x + " in json.dumps(graded)  # the check failed, naming its shift
+    assert graded == json.loads(alone.stdout)

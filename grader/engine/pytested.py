@@ -18,7 +18,7 @@ import pytest
 from ..core.authored import error_place, said
 from ..core.errors import GraderError
 from ..core.lesson import Lesson
-from ..core.settings import Isolation, Settings
+from ..core.settings import Isolation, Profile, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, settle, warm
 from . import direct, replay, shipped
 from .checking import load_profile
@@ -27,7 +27,13 @@ from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
 from .store import open_store
 from .submission import StudentView
-from .upkeep import give_seed, no_local_constants, nothing_stored, numpy_generator_left_alone
+from .upkeep import (
+    give_seed,
+    no_local_constants,
+    nothing_stored,
+    numpy_generator_left_alone,
+    seeded_in_place,
+)
 
 
 class _Hooks:
@@ -209,8 +215,17 @@ def prepare(lesson: Lesson, settings: Settings) -> None:
     (:func:`prepare_sandbox`). A process that then forks one child per submission pays for these
     once; each child starts from this very state."""
     load_profile(settings)
-    if settings.through_pytest or not direct.imported(lesson):
-        suite_points(lesson, settings=settings)
+    # imported as a grading imports them (:func:`grader.engine.run.run_checks`): a check file
+    # that draws from Python's or numpy's generator as it is imported draws what it draws there
+    alone = settle(settings, lesson.private).level is not Isolation.NONE
+    with (
+        nothing_stored(),
+        numpy_generator_left_alone(alone),
+        seeded_in_place(settings.profile is Profile.GRADING),
+        no_local_constants(),
+    ):
+        if settings.through_pytest or not direct.imported(lesson):
+            suite_points(lesson, settings=settings)
     prepare_sandbox(lesson, settings)
     store = open_store(lesson, settle(settings, lesson.private))
     if store is not None:
