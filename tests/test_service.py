@@ -70,8 +70,10 @@ def on(lesson: Lesson) -> tuple[str, ...]:
 class Server:
     """A running ``python -m grader serve`` of ``lesson`` and what it was started with."""
 
-    def __init__(self, data: Path, roster: Path, *extra: str, lesson: Lesson = TOY):
+    def __init__(self, data: Path, roster: Path, *extra: str, lesson: Lesson = TOY, cwd: Path = ROOT):
+        """``data`` is given on the command line relative to ``cwd`` where it lies below it."""
         self.data, self.roster, self.extra, self.lesson = data, roster, extra, lesson
+        given = data.relative_to(cwd) if data.is_relative_to(cwd) else data
         # what it logs goes to a file: a pipe nobody reads would stop it once full
         self.log = data.with_name(data.name + "-serve.log")
         with open(self.log, "ab") as log:
@@ -79,7 +81,7 @@ class Server:
                 [sys.executable, "-m", "grader", "serve", *on(lesson)]
                 + [
                     "--data",
-                    str(data),
+                    str(given),
                     "--roster",
                     str(roster),
                     "--host",
@@ -88,7 +90,7 @@ class Server:
                     "0",
                     *extra,
                 ],
-                cwd=ROOT,
+                cwd=cwd,
                 stdout=subprocess.PIPE,
                 stderr=log,
                 start_new_session=True,
@@ -284,6 +286,20 @@ def test_the_service_gives_the_same_score_and_mistakes_as_grade_public_here(atte
         assert served["submission"] == "attention.py"  # no path of the server's
     assert served["score"] < served["max_score"]  # the typical mistakes lose points
     assert any(e["diagnoses"] for e in served["exercises"].values())  # and are named
+
+
+def test_a_data_folder_given_relative_to_where_it_started_serves(tmp_path):
+    """``--data`` is taken from the folder the command was started in, as every path the grader
+    takes; given that way, every submission once failed ("... is not an absolute path")."""
+    roster = _roster(tmp_path / "roster.csv", ["alice"])
+    started = Server(tmp_path / "data", roster, cwd=tmp_path)
+    try:
+        status, body, _ = started.upload(started.tokens()["alice"], TOY.solution.read_bytes())
+        assert status == 202, body
+        report = started.report(started.tokens()["alice"], body["id"])
+        assert not report.get("problem") and report["score"] == report["max_score"], report
+    finally:
+        started.stop()
 
 
 def test_a_student_sees_only_their_own_submissions(server):

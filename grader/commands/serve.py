@@ -560,7 +560,7 @@ def main(
     missing = processes_missing()
     if missing:
         raise IsolationRefused(f"serve runs on Linux and macOS ({missing} is missing here)")
-    data = Path(data)
+    data = Path(data).absolute()  # as given, from where the command started; its gradings need it whole
     data.mkdir(parents=True, exist_ok=True)
     settings = settle(settings, lesson.private)
     isolation = settings.level
