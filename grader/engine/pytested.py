@@ -27,13 +27,7 @@ from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
 from .store import open_store
 from .submission import StudentView
-from .upkeep import (
-    give_seed,
-    no_local_constants,
-    nothing_stored,
-    numpy_generator_left_alone,
-    seeded_in_place,
-)
+from .upkeep import as_a_grading, give_seed, no_local_constants, nothing_stored, numpy_generator_left_alone
 
 
 class _Hooks:
@@ -218,12 +212,7 @@ def prepare(lesson: Lesson, settings: Settings) -> None:
     # imported as a grading imports them (:func:`grader.engine.run.run_checks`): a check file
     # that draws from Python's or numpy's generator as it is imported draws what it draws there
     alone = settle(settings, lesson.private).level is not Isolation.NONE
-    with (
-        nothing_stored(),
-        numpy_generator_left_alone(alone),
-        seeded_in_place(settings.profile is Profile.GRADING),
-        no_local_constants(),
-    ):
+    with as_a_grading(alone=alone, derandomized=settings.profile is Profile.GRADING):
         if settings.through_pytest or not direct.imported(lesson):
             suite_points(lesson, settings=settings)
     prepare_sandbox(lesson, settings)

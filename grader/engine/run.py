@@ -17,7 +17,7 @@ from . import direct
 from .checking import load_profile
 from .collector import Collector
 from .submission import Submission
-from .upkeep import no_local_constants, nothing_stored, numpy_generator_left_alone, seeded_in_place
+from .upkeep import as_a_grading
 
 
 def run_checks(
@@ -41,10 +41,7 @@ def run_checks(
     captured = io.StringIO()
     alone = not opened.runs_here  # nothing in this process draws from numpy's global generator
     with (
-        nothing_stored(),
-        numpy_generator_left_alone(alone),
-        seeded_in_place(settings.profile is Profile.GRADING),  # after the line above: it saves states
-        no_local_constants(),  # a check's inputs depend on nothing the process loaded before
+        as_a_grading(alone=alone, derandomized=settings.profile is Profile.GRADING),
         contextlib.redirect_stdout(captured),
     ):
         try:

@@ -238,3 +238,19 @@ def nothing_stored():
             yield
         finally:
             hypothesis_configuration.set_hypothesis_home_dir(home)
+
+
+@contextlib.contextmanager
+def as_a_grading(*, alone: bool, derandomized: bool):
+    """The state a grading imports and runs its checks in: Hypothesis keeps nothing
+    (:func:`nothing_stored`), leaves numpy's generator to a student whose code runs elsewhere
+    (``alone``: :func:`numpy_generator_left_alone`), seeds the generators in place where
+    ``derandomized`` (:func:`seeded_in_place`, after the line before: it saves states) and draws
+    no constant from the modules this process loaded (:func:`no_local_constants`)."""
+    with (
+        nothing_stored(),
+        numpy_generator_left_alone(alone),
+        seeded_in_place(derandomized),
+        no_local_constants(),
+    ):
+        yield
