@@ -339,7 +339,7 @@ def runner(lesson: Lesson) -> str:
     """How a grading runs ``lesson``'s checks, said to its author: without pytest, or through it
     and why (:func:`grader.engine.direct.why_not`; the reports are the same, pytest's way costs
     about a fifth of a second more per grading). Asked after :func:`lint` ran the checks: the
-    files it imported are imported again only where they failed, and what they print is kept."""
+    files it imported are imported again only where they failed, and what they print is dropped."""
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         why = direct.why_not(lesson)
     return "graded without pytest" if not why else f"graded through pytest: {' '.join(why.split())}"
