@@ -292,6 +292,37 @@ SMALL_ONLY = TOY.solution.read_text(encoding="utf-8").replace(
 )
 
 
+def _toy_course_with(tmp_path: Path, name: str, text: str) -> tuple[str, ...]:
+    """A copy of the toy course with the check file ``name`` added; the options that point a
+    command at its lesson."""
+    course = tmp_path / "course"
+    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
+    (course / "tests" / "checks" / "toy" / name).write_text(text, encoding="utf-8")
+    return ("--course", str(course), "--lesson", "toy")
+
+
+def _batch_and_grade(
+    tmp_path: Path, source: str, *options: str, through_pytest: bool = False
+) -> tuple[dict, dict, dict]:
+    """One student's ``source`` graded by a batch (``--jobs 1``) and by ``grade``, with the same
+    ``options`` (the lesson's among them) and a store of their own (examples another test kept
+    would be replayed whatever the checks' own settings, and could hide a difference): (the
+    batch's JSON report, grade's, the environment both ran in)."""
+    klass = tmp_path / "class"
+    (klass / "kim").mkdir(parents=True)
+    (klass / "kim" / TOY.filename).write_text(source, encoding="utf-8")
+    env = {**os.environ, STORE_VARIABLE: str(tmp_path / "store")}
+    if through_pytest:
+        env["GRADER_THROUGH_PYTEST"] = "1"
+    out = tmp_path / "grades" / "gradebook.csv"
+    done = python("batch", str(klass), "--out", str(out), "--jobs", "1", *options, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    alone = python("grade", str(klass / "kim"), "--format", "json", *options, env=env)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    graded = json.loads((out.with_name("gradebook_reports") / "kim.json").read_text(encoding="utf-8"))
+    return graded, json.loads(alone.stdout), env
+
+
 @pytest.mark.parametrize("through_pytest", [False, True], ids=["without-pytest", "through-pytest"])
 def test_a_batch_grades_with_the_number_of_examples_it_is_given(tmp_path, through_pytest):
     """A check's Hypothesis settings are fixed as it is decorated, and every grading child of a
@@ -299,26 +330,32 @@ def test_a_batch_grades_with_the_number_of_examples_it_is_given(tmp_path, throug
     was loaded, they kept Hypothesis's or the plugin's defaults, and ``--max-examples 1`` graded
     with a hundred examples (the file below lost points that ``grade --max-examples 1`` gives)."""
     assert SMALL_ONLY != TOY.solution.read_text(encoding="utf-8")
-    klass = tmp_path / "class"
-    (klass / "kim").mkdir(parents=True)
-    (klass / "kim" / "toy.py").write_text(SMALL_ONLY, encoding="utf-8")
-    # a store of its own: examples another test kept for one example each would be replayed,
-    # whatever the checks' own settings, and hide them
-    env = {**os.environ, STORE_VARIABLE: str(tmp_path / "store")}
-    if through_pytest:
-        env["GRADER_THROUGH_PYTEST"] = "1"
-    out = tmp_path / "grades" / "gradebook.csv"
-    done = python(
-        "batch", *ON_TOY, str(klass), "--out", str(out), "--jobs", "1", "--max-examples", "1", env=env
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    alone = python("grade", str(klass / "kim"), *ON_TOY, "--max-examples", "1", "--format", "json", env=env)
-    assert alone.returncode == 0, alone.stderr[-2000:]
-    graded = json.loads((out.with_name("gradebook_reports") / "kim.json").read_text(encoding="utf-8"))
-    assert graded == json.loads(alone.stdout)
+    options = (*ON_TOY, "--max-examples", "1")
+    graded, alone, env = _batch_and_grade(tmp_path, SMALL_ONLY, *options, through_pytest=through_pytest)
+    assert graded == alone
     assert graded["score"] == graded["max_score"]  # one example each: the smallest, answered right
-    many = python("grade", str(klass / "kim"), *ON_TOY, "--format", "json", env=env)
+    many = python("grade", str(tmp_path / "class" / "kim"), *ON_TOY, "--format", "json", env=env)
     assert json.loads(many.stdout)["score"] < graded["score"]  # the file is wrong on larger ones
+
+
+#: A check file that takes ``sys.stderr`` as it is imported, and writes to it in its check.
+STDERR_CHECK = """
+from sys import stderr
+
+from hypothesis import given
+
+from grader import expect
+from grader.marks import graded
+
+from .strategies import tokens
+
+
+@graded("center_tokens", points=1)
+@given(x=tokens())
+def test_logs(student, x):
+    stderr.write("checking")
+    expect.shape(student.center_tokens(x), x.shape, name="center_tokens(x)")
+"""
 
 
 def test_a_batch_grades_a_lesson_whose_check_file_took_stderr_as_it_was_imported(tmp_path):
@@ -326,31 +363,10 @@ def test_a_batch_grades_a_lesson_whose_check_file_took_stderr_as_it_was_imported
     capture, a check file that took ``sys.stderr`` held a stream pytest closes after its
     collection, and every child's check failed on it (a lesson error for every student, where
     a single ``grade`` gives full marks)."""
-    course = tmp_path / "course"
-    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
-    checks = course / "tests" / "checks" / "toy"
-    (checks / "test_logging.py").write_text(
-        "from sys import stderr\n\n"
-        "from hypothesis import given\n\n"
-        "from grader import expect\n"
-        "from grader.marks import graded\n\n"
-        "from .strategies import tokens\n\n\n"
-        '@graded("center_tokens", points=1)\n'
-        "@given(x=tokens())\n"
-        "def test_logs(student, x):\n"
-        "    stderr.write('checking')\n"
-        "    expect.shape(student.center_tokens(x), x.shape, name='center_tokens(x)')\n",
-        encoding="utf-8",
-    )
-    klass = tmp_path / "class"
-    (klass / "ok").mkdir(parents=True)
-    shutil.copy(TOY.solution, klass / "ok" / "toy.py")
-    out = tmp_path / "grades" / "gradebook.csv"
-    on_copy = ("--course", str(course), "--lesson", "toy")
-    done = python("batch", *on_copy, str(klass), "--out", str(out), "--jobs", "1")
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads((out.with_name("gradebook_reports") / "ok.json").read_text(encoding="utf-8"))
-    assert report["lesson_errors"] == [] and report["score"] == report["max_score"], report["lesson_errors"]
+    on_copy = _toy_course_with(tmp_path, "test_logging.py", STDERR_CHECK)
+    graded, alone, _ = _batch_and_grade(tmp_path, TOY.solution.read_text(encoding="utf-8"), *on_copy)
+    assert graded["lesson_errors"] == [] and graded["score"] == graded["max_score"], graded["lesson_errors"]
+    assert graded == alone
 
 
 #: A check file that draws from Python's generator as it is imported, and names what it drew.
@@ -383,25 +399,11 @@ def test_a_batch_imports_the_checks_as_grade_does(tmp_path, through_pytest):
     ``grade`` imports the checks with the generators seeded as for a grading, and the batch's
     zygote, which imports them once for every child, drew from an unseeded one, so the shift a
     failure names changed with every batch."""
-    course = tmp_path / "course"
-    shutil.copytree(TOY_COURSE, course, ignore=shutil.ignore_patterns("__pycache__"))
-    (course / "tests" / "checks" / "toy" / "test_shifted.py").write_text(SHIFTED_CHECK, encoding="utf-8")
-    klass = tmp_path / "class"
-    (klass / "kim").mkdir(parents=True)
+    on_copy = _toy_course_with(tmp_path, "test_shifted.py", SHIFTED_CHECK)
     wrong = TOY.solution.read_text(encoding="utf-8").replace(
         "return x - token_mean(x)  #", "return x + 0.0  #"
     )
     assert wrong != TOY.solution.read_text(encoding="utf-8")
-    (klass / "kim" / "toy.py").write_text(wrong, encoding="utf-8")
-    env = {**os.environ, STORE_VARIABLE: str(tmp_path / "store")}
-    if through_pytest:
-        env["GRADER_THROUGH_PYTEST"] = "1"
-    on_copy = ("--course", str(course), "--lesson", "toy")
-    out = tmp_path / "grades" / "gradebook.csv"
-    done = python("batch", *on_copy, str(klass), "--out", str(out), "--jobs", "1", env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    alone = python("grade", str(klass / "kim"), *on_copy, "--format", "json", env=env)
-    assert alone.returncode == 0, alone.stderr[-2000:]
-    graded = json.loads((out.with_name("gradebook_reports") / "kim.json").read_text(encoding="utf-8"))
+    graded, alone, _ = _batch_and_grade(tmp_path, wrong, *on_copy, through_pytest=through_pytest)
     assert "center_tokens(x + " in json.dumps(graded)  # the check failed, naming its shift
-    assert graded == json.loads(alone.stdout)
+    assert graded == alone
