@@ -218,21 +218,3 @@ def graded_count(db: Path) -> int:
             return conn.execute("SELECT count(*) FROM grades WHERE status = 'graded'").fetchone()[0]
     except sqlite3.OperationalError:
         return 0
-
-
-#: Code for a probe of the sandbox (its ``os`` imported, its ``seen`` a dict): makes empty files
-#: in each writable folder until one cannot be made (or 100,000 are there; a file made by an
-#: earlier call is kept: the check may call it again), and notes how many, why it stopped and
-#: the folder's cap.
-FILE_MAKER = """
-import errno
-for folder in ("/tmp", "."):
-    many, why = os.path.join(folder, "many"), ""
-    try:
-        os.makedirs(many, exist_ok=True)
-        for n in range(len(os.listdir(many)), 100_000):
-            os.close(os.open(os.path.join(many, str(n)), os.O_CREAT | os.O_WRONLY, 0o600))
-    except OSError as err:
-        why = errno.errorcode.get(err.errno, str(err.errno))
-    seen[folder] = [len(os.listdir(many)), why, os.statvfs(folder).f_files]
-"""

@@ -19,7 +19,7 @@ import pytest
 
 from grader.sandbox.wardens import WORK_FILES, best_level
 
-from .support import FILE_MAKER, ON_TOY, ROOT, TOY, python
+from .support import ON_TOY, ROOT, TOY, python
 
 pytestmark = pytest.mark.skipif(best_level() != "namespaces", reason="bubblewrap is not usable here")
 
@@ -205,6 +205,23 @@ def test_its_folder_lives_in_memory_and_is_capped(tmp_path):
     )
     assert seen["cwd"] == "/sandbox"
     assert seen["total"] <= 64 << 20 and seen["tmp"] <= 64 << 20
+
+
+#: A probe's body: makes empty files in each writable folder until one cannot be made (or
+#: 100,000 are there; a file made by an earlier call is kept: the check may call it again), and
+#: notes how many, why it stopped and the folder's cap.
+FILE_MAKER = """
+import errno
+for folder in ("/tmp", "."):
+    many, why = os.path.join(folder, "many"), ""
+    try:
+        os.makedirs(many, exist_ok=True)
+        for n in range(len(os.listdir(many)), 100_000):
+            os.close(os.open(os.path.join(many, str(n)), os.O_CREAT | os.O_WRONLY, 0o600))
+    except OSError as err:
+        why = errno.errorcode.get(err.errno, str(err.errno))
+    seen[folder] = [len(os.listdir(many)), why, os.statvfs(folder).f_files]
+"""
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="an ordinary user's bubblewrap may not remount them")
