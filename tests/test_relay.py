@@ -186,6 +186,47 @@ def test_where_no_write_can_be_frozen_the_relay_still_answers_and_sees_a_lasting
     assert [a["mutated"] for a in heard] == [("scores",)] * 20
 
 
+@pytest.mark.skipif(not relay.FREEZES, reason="no F_SETSIG here")
+def test_a_stop_whose_signal_another_thread_took_is_still_seen(monkeypatch):
+    """The keeper has one thread, but the relay must not depend on it: where another thread
+    leaves SIGCHLD unblocked (pytest-xdist's, when these tests run), the signal of a stop that
+    comes after the relay last asked and before it waits may go to that thread and be lost. The
+    relay asks again after a short wait instead of sitting out FREEZE_SECONDS (then 30 s per
+    freeze: what made a test below fail in CI on a loaded machine)."""
+    monkeypatch.setattr(relay, "FREEZE_SECONDS", 1.0)
+    asks, waits = os.waitpid, signal.sigtimedwait
+    fooled, unheard = [False], []
+
+    def not_yet(pid, options):  # the first ask of each freeze comes before the worker stopped
+        if options & os.WUNTRACED and not fooled[0]:
+            fooled[0] = True
+            return 0, 0
+        seen = asks(pid, options)
+        fooled[0] = not seen[0]  # the next freeze's first ask is fooled again
+        return seen
+
+    def late(signals, timeout):
+        time.sleep(0.05)  # the stop's signal comes and goes to the other thread meanwhile
+        got = waits(signals, timeout)
+        if got is None:
+            unheard.append(timeout)
+        return got
+
+    taker = threading.Thread(target=time.sleep, args=(60,), daemon=True)  # SIGCHLD unblocked
+    taker.start()
+    monkeypatch.setattr(relay.os, "waitpid", not_yet)
+    monkeypatch.setattr(relay.signal, "sigtimedwait", late)
+
+    def worker(channel, arena):
+        while True:
+            channel.receive()
+            channel.send({"type": "outcome", "ok": True, "value": np.zeros(1)})
+
+    heard = _answers(worker, 5)
+    assert [a["type"] for a in heard] == ["outcome"] * 5
+    assert unheard and max(unheard) < 0.5  # no wait on a lost signal lasts the whole FREEZE_SECONDS
+
+
 # ----------------------------------------------------------------------------- a question's wait
 
 

@@ -50,6 +50,9 @@ except ImportError:  # in the sandbox: the files side by side, no package
 #: on a machine too busy to give the worker that, the call's own time limit decides first.
 FREEZE_SECONDS = 30.0
 
+#: The longest the keeper waits for a SIGCHLD before it asks again whether the worker stopped.
+WAIT_SLICE = 0.01
+
 
 #: (what the worker may say now, what it said) -> what it may say next.
 _IN_TURN = {
@@ -342,7 +345,10 @@ class Relay:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise Unwatched()
-            signal.sigtimedwait([signal.SIGCHLD], left)  # the keeper keeps SIGCHLD blocked
+            # The keeper keeps SIGCHLD blocked and has one thread. In a process with others (the
+            # tests run the relay under pytest-xdist's), one of them may take the signal of a
+            # stop that came between waitpid and here: so the wait is cut into slices.
+            signal.sigtimedwait([signal.SIGCHLD], min(left, WAIT_SLICE))
 
     def _refuse(self, why: str) -> None:
         """The worker broke the format or the watch: the trusted side hears why, then the end."""
