@@ -407,3 +407,46 @@ def test_a_batch_imports_the_checks_as_grade_does(tmp_path, through_pytest):
     graded, alone, _ = _batch_and_grade(tmp_path, wrong, *on_copy, through_pytest=through_pytest)
     assert "center_tokens(x + " in json.dumps(graded)  # the check failed, naming its shift
     assert graded == alone
+
+
+#: A check file that loads a Hypothesis profile of its own as it is imported (not derandomized),
+#: and a check that reports the first example it finds wrong, unshrunk: what it names depends on
+#: the seed the check runs with.
+PROFILED_CHECK = """
+from hypothesis import Phase, given, settings
+
+from grader import expect
+from grader.marks import graded
+
+from .strategies import tokens
+
+settings.register_profile("lesson", max_examples=30, deadline=None, derandomize=False)
+settings.load_profile("lesson")
+
+
+@graded("center_tokens", points=1)
+@settings(phases=(Phase.generate,))
+@given(x=tokens())
+def test_centering_unshrunk(student, x):
+    got, want = student.center_tokens(x), x - x.mean(axis=-1, keepdims=True)
+    expect.close(got, want, name="center_tokens(x)", rtol=1e-9, atol=1e-9)
+"""
+
+
+@pytest.mark.parametrize("through_pytest", [False, True], ids=["without-pytest", "through-pytest"])
+def test_a_lesson_that_loads_a_profile_of_its_own_is_still_graded_with_fixed_seeds(tmp_path, through_pytest):
+    """Found by helper-34: the grader decided whether to fix each check's seed from Hypothesis's
+    default profile, which a check file may replace as it is imported. ``grade`` then ran the
+    checks unseeded (a file's score could change from one run to the next), while a batch's
+    children, which load the grader's profile again after the import, seeded them. The decision
+    is now the grader's own (``Settings.derandomized``)."""
+    on_copy = _toy_course_with(tmp_path, "test_profiled.py", PROFILED_CHECK)
+    wrong = TOY.solution.read_text(encoding="utf-8").replace(
+        "return x - token_mean(x)  #", "return x - token_mean(x) + (x.size > 1)  #"
+    )
+    assert wrong != TOY.solution.read_text(encoding="utf-8")
+    graded, alone, env = _batch_and_grade(tmp_path, wrong, *on_copy, through_pytest=through_pytest)
+    assert "center_tokens(x)" in json.dumps(alone)  # the check failed, naming the example it found
+    assert graded == alone
+    again = python("grade", str(tmp_path / "class" / "kim"), "--format", "json", *on_copy, env=env)
+    assert json.loads(again.stdout) == alone

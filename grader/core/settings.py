@@ -137,6 +137,14 @@ class Settings:
             return self.max_examples
         return EXPLORE_EXAMPLES if self.profile is Profile.EXPLORE else GRADING_EXAMPLES
 
+    @property
+    def derandomized(self) -> bool:
+        """Whether every check runs with its fixed seed (a grading's profile). Read here, never
+        from Hypothesis's default profile: a check file may load a profile of its own as it is
+        imported, and a batch's children load the grader's again after that, where ``grade``
+        does not (the two seeded the checks differently)."""
+        return self.profile is Profile.GRADING
+
 
 def resolve(
     command: str,

@@ -62,11 +62,11 @@ def load_profile(settings: Settings) -> None:
     hypothesis_settings.load_profile(profile)
 
 
-def replay_key(lesson: Lesson, nodeid: str) -> tuple:
+def replay_key(lesson: Lesson, nodeid: str, settings: Settings) -> tuple:
     """What the examples of the check ``nodeid`` (as pytest names it: its file relative to the
-    course, ``::``, its name) of ``lesson`` are kept under (:mod:`grader.engine.replay`): its
-    lesson, its node, how it is seeded and the examples per property."""
-    return (str(lesson.checks), nodeid, replay.DERANDOMIZED, hypothesis_settings.default.max_examples)
+    course, ``::``, its name) of ``lesson`` are kept under (:mod:`grader.engine.replay`) in a run
+    with ``settings``: its lesson, its node, how it is seeded and the examples per property."""
+    return (str(lesson.checks), nodeid, replay.DERANDOMIZED, settings.examples)
 
 
 #: Arguments that are not inputs of the student's function.
@@ -145,7 +145,7 @@ def replayed(
     view = fixtures.get("student")
     if (
         not settings.replay
-        or not hypothesis_settings.default.derandomize
+        or not settings.derandomized
         or not getattr(check, OURS, False)
         or not replay.supported()
         or not isinstance(view, StudentView)
@@ -155,7 +155,7 @@ def replayed(
         return False
     replay.run(
         check,
-        key=replay_key(lesson, nodeid),
+        key=replay_key(lesson, nodeid, settings),
         fixtures=fixtures,
         view=view,
         keep=submission is not None and not submission.runs_here,

@@ -99,7 +99,9 @@ class Collector:
                 self.store.begin()
                 for check in checks:  # what draws each property's examples, to write them down
                     if check.lesson is not None and getattr(check.function, "hypothesis", None) is not None:
-                        self.store.checks[replay_key(check.lesson, check.nodeid)] = check.function
+                        self.store.checks[replay_key(check.lesson, check.nodeid, self.settings)] = (
+                            check.function
+                        )
 
     def fault(self, place: tuple[Path, int], message: str, *, graded: bool = True, check: str = "") -> None:
         """Note a mistake of the lesson at ``place`` (a file of the lesson and its line): said

@@ -29,7 +29,6 @@ import warnings
 from pathlib import Path
 
 from _pytest import __version__ as pytest_version  # its release alone: no pytest is loaded
-from hypothesis import settings as hypothesis_settings
 
 from ..core.errors import GraderError, LessonError
 from ..core.fingerprint import parsed
@@ -522,7 +521,7 @@ def _prepared(collector: Collector, checks: list[Check]) -> list[Check]:
     every check seeded and recording its inputs, the collector's choice, the examples read, the
     submission told how many checks of each exercise it faces. The checks to run, in order."""
     ordered = sorted(checks, key=lambda check: check.grading.visibility is Visibility.HIDDEN)
-    derandomize = hypothesis_settings.default.derandomize
+    derandomize = collector.settings.derandomized
     for check in checks:
         record_inputs(check.function)
         fix_seed(check.function, derandomize=derandomize)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import settings as hypothesis_settings
 
 from ..core.errors import LessonError
 from ..core.lesson import Lesson, check_of
@@ -207,7 +206,7 @@ def pytest_collection_modifyitems(config, items):
     # hidden checks last: nothing shown of a visible check comes from code that saw a hidden input
     hidden = {id(item) for item in checks if _check(item)[1]}
     items.sort(key=lambda item: id(item) in hidden)
-    derandomize = hypothesis_settings.default.derandomize
+    derandomize = settings_of(config).derandomized
     for item in checks:
         record_inputs(item.obj)
         fix_seed(getattr(item, "obj", None), derandomize=derandomize)
@@ -243,7 +242,7 @@ def pytest_pyfunc_call_replayed(pyfuncitem):
 def replay_key(item, lesson: Lesson) -> tuple:
     """What the examples of the check ``item`` of ``lesson`` are kept under
     (:func:`grader.engine.checking.replay_key`)."""
-    return checking_key(lesson, item.nodeid)
+    return checking_key(lesson, item.nodeid, settings_of(item.config))
 
 
 def use_settings(config, settings: Settings) -> None:

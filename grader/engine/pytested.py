@@ -18,7 +18,7 @@ import pytest
 from ..core.authored import error_place, said
 from ..core.errors import GraderError
 from ..core.lesson import Lesson
-from ..core.settings import Isolation, Profile, Settings
+from ..core.settings import Isolation, Settings
 from ..sandbox.wardens import WardenFault, WardenLost, settle, warm
 from . import direct, replay, shipped
 from .checking import load_profile
@@ -212,7 +212,7 @@ def prepare(lesson: Lesson, settings: Settings) -> None:
     # imported as a grading imports them (:func:`grader.engine.run.run_checks`): a check file
     # that draws from Python's or numpy's generator as it is imported draws what it draws there
     alone = settle(settings, lesson.private).level is not Isolation.NONE
-    with as_a_grading(alone=alone, derandomized=settings.profile is Profile.GRADING):
+    with as_a_grading(alone=alone, derandomized=settings.derandomized):
         if settings.through_pytest or not direct.imported(lesson):
             suite_points(lesson, settings=settings)
     prepare_sandbox(lesson, settings)

@@ -260,7 +260,7 @@ def predraw(check, key: tuple) -> int:
                     continue
             data = _ConjectureData.for_choices(choices)
             with (
-                _local_settings(hypothesis_settings.default),
+                _local_settings(_its_settings(check)),
                 _deterministic_PRNG(),
                 _control.BuildContext(data, is_final=False, wrapped_test=check) as context,
             ):
@@ -477,6 +477,14 @@ class Tape:
 # ----------------------------------------------------------------------------- one property
 
 
+def _its_settings(check) -> hypothesis_settings:
+    """The settings ``check`` was decorated with, which Hypothesis runs its test under: not the
+    default profile of the moment, which a check file may have changed as it was imported (and
+    which a batch's children load again after that, where ``grade`` does not)."""
+    own = getattr(getattr(check, "__func__", check), "_hypothesis_internal_use_settings", None)
+    return own if isinstance(own, hypothesis_settings) else hypothesis_settings.default
+
+
 def _guarded(data, tape: Tape):
     """``data`` with its draws refused once the example has called the student's code."""
     plain = data.draw
@@ -501,7 +509,7 @@ def _replayed(
     view.tape = tape
     down = _WRITTEN.get(key) if key is not None else None
     try:
-        with _local_settings(hypothesis_settings.default), _deterministic_PRNG():
+        with _local_settings(_its_settings(check)), _deterministic_PRNG():
             return _loop(check, examples, fixtures, tape, made, key, down)
     finally:
         view.tape = None

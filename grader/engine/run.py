@@ -11,7 +11,7 @@ from ..core.inert import one_line
 from ..core.intake import Intake, IntakeError
 from ..core.lesson import Lesson
 from ..core.results import Report
-from ..core.settings import Profile, Settings
+from ..core.settings import Settings
 from ..sandbox.wardens import settle
 from . import direct
 from .checking import load_profile
@@ -41,7 +41,7 @@ def run_checks(
     captured = io.StringIO()
     alone = not opened.runs_here  # nothing in this process draws from numpy's global generator
     with (
-        as_a_grading(alone=alone, derandomized=settings.profile is Profile.GRADING),
+        as_a_grading(alone=alone, derandomized=settings.derandomized),
         contextlib.redirect_stdout(captured),
     ):
         try:
