@@ -450,3 +450,53 @@ def test_a_lesson_that_loads_a_profile_of_its_own_is_still_graded_with_fixed_see
     assert graded == alone
     again = python("grade", str(tmp_path / "class" / "kim"), "--format", "json", *on_copy, env=env)
     assert json.loads(again.stdout) == alone
+
+
+#: A check file that seeds numpy's global generator as it is imported, and a check that draws
+#: from it in its body (once per example) and names what it drew.
+DRAWING_CHECK = """
+import numpy as np
+from hypothesis import given
+
+from grader import expect
+from grader.marks import graded
+
+from .strategies import tokens
+
+np.random.seed(0)
+
+
+@graded("center_tokens", points=1)
+@given(x=tokens())
+def test_centering_ignores_a_random_shift(student, x):
+    shift = round(float(np.random.uniform(-5, 5)), 4)
+    expect.close(
+        student.center_tokens(x + shift), student.center_tokens(x),
+        name=f"center_tokens(x + {shift})", rtol=1e-9, atol=1e-9,
+    )
+"""
+
+
+def test_a_check_that_draws_from_numpys_generator_names_the_same_draw_replayed_or_not(tmp_path):
+    """Found by helper-34: sandboxed, numpy's global generator is left alone by Hypothesis, so a
+    check drawing from it in its body advances it at every example. A failing property whose
+    examples were replayed was then run again by the engine (to shrink) from where the replay
+    left the generator, not from where the engine alone would have begun: a batch (which always
+    replays, from the examples it keeps for the reference) named another draw than ``grade``
+    with no store. The engine's run now starts from the generator's state before the replay."""
+    on_copy = _toy_course_with(tmp_path, "test_drawing.py", DRAWING_CHECK)
+    wrong = TOY.solution.read_text(encoding="utf-8").replace(
+        "return x - token_mean(x)  #", "return x + 0.0  #"
+    )
+    graded, alone, env = _batch_and_grade(tmp_path, wrong, *on_copy)
+    assert "center_tokens(x + " in json.dumps(graded)  # the check failed, naming its draw
+    assert graded == alone
+    unstored = python(
+        "grade",
+        str(tmp_path / "class" / "kim"),
+        "--format",
+        "json",
+        *on_copy,
+        env={**env, STORE_VARIABLE: "off"},
+    )
+    assert json.loads(unstored.stdout) == graded
