@@ -477,13 +477,14 @@ def test_centering_ignores_a_random_shift(student, x):
 """
 
 
-def test_a_check_that_draws_from_numpys_generator_names_the_same_draw_replayed_or_not(tmp_path):
-    """Found by helper-34: sandboxed, numpy's global generator is left alone by Hypothesis, so a
-    check drawing from it in its body advances it at every example. A failing property whose
-    examples were replayed was then run again by the engine (to shrink) from where the replay
-    left the generator, not from where the engine alone would have begun: a batch (which always
-    replays, from the examples it keeps for the reference) named another draw than ``grade``
-    with no store. The engine's run now starts from the generator's state before the replay."""
+def test_a_check_that_draws_from_numpys_generator_names_the_same_draw_everywhere(tmp_path):
+    """Found by helper-34: where the student's code ran in a sandbox, Hypothesis was made to
+    leave numpy's global generator alone (to save seeding it), so a check drawing from it in its
+    body advanced it at every example. A failing property whose examples were replayed was then
+    run again by the engine (to shrink) from where the replay left the generator: a batch
+    (which always replays) named another draw than ``grade`` with no store, and both another
+    than the student's own ``check`` (in its process, the generator seeded before each example).
+    A derandomized run now seeds it before each example wherever the student's code runs."""
     on_copy = _toy_course_with(tmp_path, "test_drawing.py", DRAWING_CHECK)
     wrong = TOY.solution.read_text(encoding="utf-8").replace(
         "return x - token_mean(x)  #", "return x + 0.0  #"
@@ -500,3 +501,8 @@ def test_a_check_that_draws_from_numpys_generator_names_the_same_draw_replayed_o
         env={**env, STORE_VARIABLE: "off"},
     )
     assert json.loads(unstored.stdout) == graded
+    here = python(
+        "grade", str(tmp_path / "class" / "kim"), "--format", "json", "--isolation", "none", *on_copy, env=env
+    )
+    in_process = {**json.loads(here.stdout), "isolation": graded["isolation"]}
+    assert in_process == graded  # as the student's check, in its own process

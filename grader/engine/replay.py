@@ -581,17 +581,12 @@ def run(check, *, key: tuple, fixtures: dict, view, keep: bool, settled: type, e
         return
     seen, stopped = None, None
     if examples is not None:
-        # numpy's global generator, as the engine would find it: where the student's code runs
-        # elsewhere Hypothesis leaves it alone (upkeep.numpy_generator_left_alone), so a check
-        # that draws from it in its body advances it at each example, replayed or not
-        before = np.random.get_state()
         seen, stopped = _replayed(check, examples, fixtures, view, _DRAWN.pop(key, None), key)
         if stopped is None:
             COUNTS["replayed"] += 1
             return
         if isinstance(stopped, settled):
             raise stopped  # the engine would stop at this very example, with this very error
-        np.random.set_state(before)  # the engine's run starts where the replay's did
     tape = Tape(
         answers=seen.kept if seen is not None else (),
         choices=examples if seen is not None else (),

@@ -12,10 +12,14 @@ Measured on the grading process of a batch (py-spy, 60 submissions):
 * **numpy's global generator.** Around every example Hypothesis saves numpy's
   global generator, seeds it and puts it back: a third of a millisecond per
   example, 9 % of the grading process's time. That makes code which draws from
-  ``np.random`` repeatable, which matters where the student's code runs in this
-  process. Where it runs in a sandbox, nothing here draws from that generator
-  (the checks and the reference use generators of their own), and
-  :func:`numpy_generator_left_alone` takes it off Hypothesis's list for the run.
+  ``np.random`` repeatable: the student's where it runs in this process, and a
+  check's own that draws from it in its body, wherever the student's code runs.
+  With ``derandomize`` the cost is gone (:func:`seeded_in_place`: a seed before
+  each example, 2 µs, no state saved), and numpy's generator stays on the list,
+  so a check drawing from it draws the same numbers in ``check`` and ``grade``
+  (it once drew other numbers in a sandboxed grading, where the generator was
+  left alone). Only a run that is not derandomized and whose student's code runs
+  elsewhere takes it off the list (:func:`numpy_generator_left_alone`).
 
 * **The generators' states around every example.** Around every example Hypothesis saves the
   state of each generator it manages (Python's ``random``, numpy's where it is managed, its
@@ -244,12 +248,13 @@ def nothing_stored():
 def as_a_grading(*, alone: bool, derandomized: bool):
     """The state a grading imports and runs its checks in: Hypothesis keeps nothing
     (:func:`nothing_stored`), leaves numpy's generator to a student whose code runs elsewhere
-    (``alone``: :func:`numpy_generator_left_alone`), seeds the generators in place where
+    (``alone``: :func:`numpy_generator_left_alone`) unless ``derandomized`` (where seeding it
+    costs nothing and a check may draw from it), seeds the generators in place where
     ``derandomized`` (:func:`seeded_in_place`, after the line before: it saves states) and draws
     no constant from the modules this process loaded (:func:`no_local_constants`)."""
     with (
         nothing_stored(),
-        numpy_generator_left_alone(alone),
+        numpy_generator_left_alone(alone and not derandomized),
         seeded_in_place(derandomized),
         no_local_constants(),
     ):
