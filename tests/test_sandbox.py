@@ -610,3 +610,53 @@ def test_a_submission_finds_nothing_of_the_one_graded_before(tmp_path):
     on_the_way = {p.relative_to("/tmp").parts[0] for p in bound if Path("/tmp") in p.parents}
     assert set(seen["tmp"]) <= on_the_way and "left-here" not in seen["tmp"]
     assert seen["processes"] >= 2 and seen["marked"] == 0  # the probe sees itself and the warden
+
+
+#: A file of the toy lesson whose center_tokens is off by a number that string hashing (which
+#: decides the order of a set of strings), Python's generator and numpy's decide.
+CHANCY = TOY.solution.read_text(encoding="utf-8").replace(
+    "return x - token_mean(x)  #",
+    "return x - token_mean(x) + CHANCE  #",
+) + textwrap.dedent(
+    """
+    import random
+
+    CHANCE = hash("chance") % 997 + round(random.random(), 4) + round(float(np.random.rand()), 4)
+    """
+)
+
+
+def test_a_file_that_leaves_its_result_to_chance_gets_the_same_report_on_every_run(tmp_path):
+    """Found by helper-35: sandboxed, a file drawing from Python's or numpy's global generator
+    (each worker began from the state the keeper's import left, seeded from the system) or
+    iterating over a set of strings (the sandbox's Python ran isolated, -I, which ignores the
+    PYTHONHASHSEED the grader sets) scored differently from one ``grade`` to the next. Each of
+    the three is now fixed: the worker seeds both generators, and its Python reads the hash seed."""
+    assert "CHANCE" in CHANCY
+    student = tmp_path / TOY.filename
+    student.write_text(CHANCY, encoding="utf-8")
+    env = {**os.environ, "GRADER_REPLAY_STORE": "off"}
+    reports = []
+    for _ in range(2):
+        done = python("grade", str(student), *ON_TOY, "--format", "json", env=env)
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        reports.append(json.loads(done.stdout))
+    assert "got" in json.dumps(reports[0])  # it lost points, naming what it returned
+    assert reports[0] == reports[1]
+
+
+def test_the_working_folder_is_not_on_the_path_of_the_sandboxs_python(tmp_path):
+    """The sandbox's Python is no longer started isolated (-I, which would ignore the hash seed):
+    the working folder, where the student's code may write a ``json.py``, must still be off the
+    path the keeper and the worker import from (as -I kept it), and no user site is read."""
+    seen = observe(
+        tmp_path,
+        """
+        seen["on_path"] = [p for p in sys.path if p in ("", ".") or os.path.abspath(p) == os.getcwd()]
+        seen["user_site"] = sys.flags.no_user_site
+        seen["hash_seed"] = hash("chance")
+    """,
+    )
+    assert seen["on_path"] == []
+    assert seen["user_site"] == 1
+    assert seen["hash_seed"] == observe(tmp_path, 'seen["hash_seed"] = hash("chance")')["hash_seed"]

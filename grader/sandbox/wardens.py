@@ -413,12 +413,18 @@ class Warden(Deadlined):
         sweep = "sweep" if self.level == "process" and os.geteuid() == 0 else ""
         # numpy's folder comes after the standard library: nothing found there can stand in for
         # a module of it
+        # Python is not started isolated (-I): it would ignore PYTHONHASHSEED, and a file whose
+        # result depends on the order of a set of strings would score differently on each run.
+        # The environment is the grader's own (_environment): no other PYTHON variable is set.
+        # What -I also did is done here: no user site (-s), and the working folder (the
+        # student's, '' for -c) taken off the path before anything is imported.
         bootstrap = (
-            f"import sys; sys.path[:0] = [{inside_code!r}]; sys.path.append({site!r}); "
+            "import sys; sys.path[:] = [p for p in sys.path if p]; "
+            f"sys.path[:0] = [{inside_code!r}]; sys.path.append({site!r}); "
             f"sys.argv = ['warden', '{theirs.fileno()}', '{scope}', {inside_work!r}, {sweep!r}]; "
             f"import runpy; runpy.run_path({inside_code + '/warden.py'!r}, run_name='__main__')"
         )
-        command = [os.path.realpath(sys.executable), "-I", "-S", "-c", bootstrap]
+        command = [os.path.realpath(sys.executable), "-s", "-S", "-c", bootstrap]
         if os.geteuid() == 0:  # never the student's code as root: a user of this grading process's own
             self.uid = uid = worker_uid()
             if self.level == "process":

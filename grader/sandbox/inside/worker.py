@@ -21,6 +21,7 @@ import io
 import json
 import mmap
 import os
+import random
 import select
 import signal
 import struct
@@ -594,6 +595,12 @@ def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> 
         return stand_in
 
     request = channel.receive()  # {"type": "load", "exercises": [...], "substitute": bool, "cpu": s}
+    # A file that draws from Python's or numpy's global generator (at import or in a call) draws
+    # the same numbers on every run: forked from the keeper, the worker would otherwise start
+    # from whatever state the keeper's import of them left (seeded from the system's entropy).
+    # The calls come in the same order on every run, replayed or not, so one seed is enough.
+    random.seed(0)
+    np.random.seed(0)
     limit = _cpu_limit(request.get("cpu"))
     try:
         helping = helper if request.get("substitute") else None
