@@ -452,8 +452,8 @@ def test_a_lesson_that_loads_a_profile_of_its_own_is_still_graded_with_fixed_see
     assert json.loads(again.stdout) == alone
 
 
-#: A check file that seeds numpy's global generator as it is imported, and a check that draws
-#: from it in its body (once per example) and names what it drew.
+#: A check file that draws from numpy's global generator as it is imported (unseeded), and a
+#: check that draws from it in its body (once per example) and names what it drew.
 DRAWING_CHECK = """
 import numpy as np
 from hypothesis import given
@@ -463,13 +463,13 @@ from grader.marks import graded
 
 from .strategies import tokens
 
-np.random.seed(0)
+BASE = round(float(np.random.uniform(-5, 5)), 4)
 
 
 @graded("center_tokens", points=1)
 @given(x=tokens())
 def test_centering_ignores_a_random_shift(student, x):
-    shift = round(float(np.random.uniform(-5, 5)), 4)
+    shift = BASE + round(float(np.random.uniform(-5, 5)), 4)
     expect.close(
         student.center_tokens(x + shift), student.center_tokens(x),
         name=f"center_tokens(x + {shift})", rtol=1e-9, atol=1e-9,
@@ -484,7 +484,8 @@ def test_a_check_that_draws_from_numpys_generator_names_the_same_draw_everywhere
     run again by the engine (to shrink) from where the replay left the generator: a batch
     (which always replays) named another draw than ``grade`` with no store, and both another
     than the student's own ``check`` (in its process, the generator seeded before each example).
-    A derandomized run now seeds it before each example wherever the student's code runs."""
+    A derandomized run now seeds it before each example wherever the student's code runs (and
+    before the checks are imported: a draw at import, unseeded, was another on every run)."""
     on_copy = _toy_course_with(tmp_path, "test_drawing.py", DRAWING_CHECK)
     wrong = TOY.solution.read_text(encoding="utf-8").replace(
         "return x - token_mean(x)  #", "return x + 0.0  #"
