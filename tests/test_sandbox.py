@@ -660,3 +660,27 @@ def test_the_working_folder_is_not_on_the_path_of_the_sandboxs_python(tmp_path):
     assert seen["on_path"] == []
     assert seen["user_site"] == 1
     assert seen["hash_seed"] == observe(tmp_path, 'seen["hash_seed"] = hash("chance")')["hash_seed"]
+
+
+def test_a_file_that_draws_in_each_call_gets_the_report_it_gets_in_its_own_process(tmp_path):
+    """In the grader's process (``check``) Hypothesis seeds the generators before every example;
+    the worker was seeded once, at load, so a file drawing a random number in each call saw
+    other numbers from the second example on, and ``check`` and ``grade`` disagreed. The worker
+    now seeds them again before the first call of each example."""
+    student = tmp_path / TOY.filename
+    student.write_text(
+        TOY.solution.read_text(encoding="utf-8").replace(
+            "return x - token_mean(x)  #",
+            "return x - token_mean(x) + round(random.random(), 4) + round(float(np.random.rand()), 4)  #",
+        )
+        + "\nimport random\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "GRADER_REPLAY_STORE": "off"}
+    reports = {}
+    for isolation in ("namespaces", "none"):
+        done = python("grade", str(student), *ON_TOY, "--format", "json", "--isolation", isolation, env=env)
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        reports[isolation] = {**json.loads(done.stdout), "isolation": ""}
+    assert "got" in json.dumps(reports["none"])  # it lost points, naming what it returned
+    assert reports["namespaces"] == reports["none"]

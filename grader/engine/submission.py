@@ -103,6 +103,7 @@ class StudentView:
     def begin(self) -> None:
         """A new example starts: forget the calls of the last one."""
         self.calls.clear()
+        self._executor.begin_example()
         if self.tape is not None:
             self.tape.begin()
 

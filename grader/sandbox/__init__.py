@@ -49,6 +49,13 @@ class Executor(Protocol):
         """As :meth:`call`, and say which of the arguments the call changed."""
         ...
 
+    def begin_example(self) -> None:
+        """A new example of a check begins. Where the student's code runs in this process,
+        Hypothesis seeds the global generators (Python's, numpy's) before each example; where
+        it runs apart, its own are seeded again before its next call, so a file that draws
+        random numbers sees the same ones either way."""
+        ...
+
     def close(self) -> None:
         """End whatever runs for the submission."""
         ...

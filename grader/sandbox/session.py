@@ -123,6 +123,7 @@ class Sandboxed(Deadlined):
         self.answered: dict[tuple, dict] | None = {} if remember else None
         self.answered_bytes = 0
         self.started = time.monotonic()
+        self.fresh = False  # an example began since the last call: the worker seeds its generators
         self.watch: Stopwatch | None = None  # the clocks of the call (or load) being waited for
         self.worker_pid: int | None = None  # the worker, as this side's /proc numbers it
         # its clocks and its keeper's, read through /proc files kept open (never another process's)
@@ -515,6 +516,8 @@ class Sandboxed(Deadlined):
             if replace is not None:
                 request["replace"] = tuple(replace)
                 request["keep"] = self.answered is not None  # so may the worker (worker.Answers)
+            if self.fresh:
+                request["fresh"], self.fresh = True, False
             self._send(request, deadline, name=name)
             while True:
                 reply = self._receive(deadline, name=name)
@@ -538,6 +541,9 @@ class Sandboxed(Deadlined):
         finally:
             self.relayed += self.watch.others(reread=not answered)
             self.watch = None
+
+    def begin_example(self) -> None:
+        self.fresh = True
 
     def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         """A call whose effect on its arguments is known for sure: every call of a worker is

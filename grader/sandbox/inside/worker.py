@@ -598,9 +598,9 @@ def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> 
     # A file that draws from Python's or numpy's global generator (at import or in a call) draws
     # the same numbers on every run: forked from the keeper, the worker would otherwise start
     # from whatever state the keeper's import of them left (seeded from the system's entropy).
-    # The calls come in the same order on every run, replayed or not, so one seed is enough.
-    random.seed(0)
-    np.random.seed(0)
+    # They are seeded again before the first call of each example (_answer), as Hypothesis
+    # seeds them where the student's code runs in the grader's process.
+    _seed()
     limit = _cpu_limit(request.get("cpu"))
     try:
         helping = helper if request.get("substitute") else None
@@ -626,8 +626,15 @@ def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> 
         channel.send(_answer(program, request, arena))  # of the call, only answers are kept
 
 
+def _seed() -> None:
+    random.seed(0)
+    np.random.seed(0)
+
+
 def _answer(program: Program, request: dict, arena) -> dict:
     """The outcome of one requested call, as the frame that answers it."""
+    if request.get("fresh") is True:  # the first call of an example
+        _seed()
     replace = request.get("replace")
     if replace is not None and not (isinstance(replace, tuple) and all(isinstance(n, str) for n in replace)):
         replace = None
