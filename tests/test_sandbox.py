@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader.core.settings import STORE_VARIABLE
 from grader.sandbox.wardens import WORK_FILES, best_level
 
 from .support import ON_TOY, ROOT, TOY, python
@@ -635,7 +636,7 @@ def test_a_file_that_leaves_its_result_to_chance_gets_the_same_report_on_every_r
     assert "CHANCE" in CHANCY
     student = tmp_path / TOY.filename
     student.write_text(CHANCY, encoding="utf-8")
-    env = {**os.environ, "GRADER_REPLAY_STORE": "off"}
+    env = {**os.environ, STORE_VARIABLE: "off"}
     reports = []
     for _ in range(2):
         done = python("grade", str(student), *ON_TOY, "--format", "json", env=env)
@@ -676,7 +677,7 @@ def test_a_file_that_draws_in_each_call_gets_the_report_it_gets_in_its_own_proce
         + "\nimport random\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "GRADER_REPLAY_STORE": "off"}
+    env = {**os.environ, STORE_VARIABLE: "off"}
     reports = {}
     for isolation in ("namespaces", "none"):
         done = python("grade", str(student), *ON_TOY, "--format", "json", "--isolation", isolation, env=env)

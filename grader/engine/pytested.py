@@ -27,7 +27,7 @@ from .marks import grading_of
 from .plugin import collection_faults, lesson_of, replay_key, use_run, use_settings
 from .store import open_store
 from .submission import StudentView
-from .upkeep import as_a_grading, give_seed, no_local_constants, nothing_stored, numpy_generator_left_alone
+from .upkeep import as_a_grading, give_seed
 
 
 class _Hooks:
@@ -278,9 +278,7 @@ def _collect_only(lesson: Lesson, plugin: _Predraw) -> None:
     args = [*pytest_arguments(lesson, None), "--collect-only"]
     with (
         plugin_autoload_off(),
-        nothing_stored(),
-        numpy_generator_left_alone(True),  # as where the student's code runs in a sandbox
-        no_local_constants(),
+        as_a_grading(alone=True, derandomized=plugin.settings.derandomized),  # a sandboxed one's
         contextlib.redirect_stdout(io.StringIO()),
     ):
         pytest.main(args, plugins=[plugin])

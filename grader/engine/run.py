@@ -39,7 +39,7 @@ def run_checks(
     opened = Submission(submission, lesson=lesson, settings=settings)
     collector = Collector(lesson, settings, opened)
     captured = io.StringIO()
-    alone = not opened.runs_here  # nothing in this process draws from numpy's global generator
+    alone = not opened.runs_here  # the student's code draws from no generator of this process
     with (
         as_a_grading(alone=alone, derandomized=settings.derandomized),
         contextlib.redirect_stdout(captured),
