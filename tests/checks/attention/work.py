@@ -20,8 +20,8 @@ from .spec import future
 #: that ignore the other tokens, other sequences or the order of the heads (noise seeded by each
 #: token's own numbers, or the same noise for every call of one shape, has them), a shape and a
 #: zero output for zero tokens (noise as large as each token). Each pays only if its exercise
-#: passes one of its other checks (the grader's rule, see grader/engine/run.py). The other checks'
-#: signs already rule noise out (tests/catalog/attention/trivial/).
+#: passes one of its other checks (the grader's rule: ``_gated`` in grader/engine/collector.py).
+#: The other checks' signs already rule noise out (tests/catalog/attention/trivial/).
 WEAK_CHECKS = {
     "split_heads": ("changing_a_token_changes_only_its_slices",),
     "mha_forward": (
