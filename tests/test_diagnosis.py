@@ -4,16 +4,21 @@ sandbox is tested with the catalog)."""
 
 from __future__ import annotations
 
+import json
 import types
 
 import numpy as np
 import pytest
 
-from grader.core.catalog import declared
+from grader.core.catalog import composed, declared, entries
+from grader.core.settings import Isolation, Settings
+from grader.engine.run import run_checks
+from grader.formats.json_report import to_dict
+from grader.sandbox.wardens import best_level
 from grader.diagnosis import Call, Mistake, diagnose, same
 from tests.checks.attention import diagnoses as lesson
 
-from .support import ATTENTION
+from .support import ATTENTION, KV_CACHE, ROPE
 
 CATALOG = ATTENTION.catalog
 
@@ -210,3 +215,27 @@ def test_gradescope_shows_no_diagnosis_that_only_a_hidden_check_could_have_led_t
     report = _report("hidden")
     assert "some-code" not in to_gradescope(report, execution_time=1)["output"]
     assert "some-code" not in str(to_github(report))
+
+
+IN_PLACE = [
+    (ATTENTION, "mask_in_place", "mutates-input"),
+    (KV_CACHE, "extend_rolling_buffer_in_place", "cache-in-place"),
+    (ROPE, "rope_in_place", "rope-in-place"),
+]
+
+
+@pytest.mark.parametrize("lesson, stem, code", IN_PLACE, ids=[stem for _, stem, _ in IN_PLACE])
+def test_a_change_made_in_place_is_named_by_check_as_by_grade(lesson, stem, code, tmp_path):
+    """A sandbox's keeper sees what every call does to its arguments; the student's own process
+    (``check``) once looked only in the calls a check audited, so the likely mistake of a file
+    that changed the cache it was given was named by ``grade`` and not by ``check``."""
+    (entry,) = [e for e in entries(lesson) if e.path.stem == stem]
+    student = tmp_path / lesson.filename
+    student.write_text(composed(lesson, entry), encoding="utf-8")
+    reports = {}
+    for level in (Isolation.NONE, best_level()):
+        report = to_dict(run_checks(student, lesson=lesson, settings=Settings(isolation=level, store=None)))
+        reports[level] = {**report, "isolation": "", "submission": ""}
+    here, sandboxed = reports.values()
+    assert code in json.dumps(here["exercises"]), here["exercises"]
+    assert here == sandboxed

@@ -685,3 +685,51 @@ def test_a_file_that_draws_in_each_call_gets_the_report_it_gets_in_its_own_proce
         reports[isolation] = {**json.loads(done.stdout), "isolation": ""}
     assert "got" in json.dumps(reports["none"])  # it lost points, naming what it returned
     assert reports["namespaces"] == reports["none"]
+
+
+def test_a_grader_run_under_a_strict_umask_still_starts_its_sandbox():
+    """Under ``umask 077`` the sandbox's own code files were made readable by the grader's user
+    alone; as root, the sandbox (another user) could not read them and died at its start, and
+    every file, the reference included, scored 0 as if it had stopped the sandbox itself."""
+    done = python(
+        "grade",
+        str(TOY.solution),
+        *ON_TOY,
+        "--format",
+        "json",
+        env={**os.environ, STORE_VARIABLE: "off"},
+        preexec_fn=lambda: os.umask(0o077),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["score"] == report["max_score"] and not report["problem"], report
+
+
+def test_a_sandbox_that_never_started_leaves_the_grade_unfinished_not_the_students(monkeypatch):
+    """A sandbox whose warden stops before its first answer ran none of the submission's code:
+    the machine failed, and the grade is unfinished (never kept, never final), not a file that
+    'stopped the sandbox it ran in'."""
+    from grader.core.errors import Unfinished
+    from grader.core.intake import open_submission
+    from grader.engine.submission import reference_of
+    from grader.sandbox import wardens
+    from grader.sandbox.session import NOT_STARTED, Sandboxed
+
+    launch = wardens.Warden._launch
+
+    def stillborn(self):
+        launch(self)
+        os.killpg(self.proc.pid, 9)  # gone before it could answer anything
+
+    monkeypatch.setattr(wardens.Warden, "_launch", stillborn)
+    level = best_level()
+    box = Sandboxed(
+        open_submission(TOY.solution, TOY.filename), helpers=reference_of(TOY), level=level, lesson=TOY
+    )
+    try:
+        assert box.problem == ""
+        with pytest.raises(Unfinished) as stopped:
+            box.signatures
+        assert str(stopped.value) == NOT_STARTED
+    finally:
+        box.close()

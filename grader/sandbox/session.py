@@ -74,6 +74,11 @@ RELOAD_FAILED = (
 
 #: The name used in messages while the file is being loaded.
 LOADING = "your file"
+#: What every check of a submission says when its sandbox did not start (the machine's fault).
+NOT_STARTED = (
+    "The grader could not start the sandbox your code runs in (it stopped before it answered). "
+    "This is not a mistake of yours: tell your instructor."
+)
 
 #: The kinds of failure a worker may report.
 OUTCOME_KINDS = (Failure.MISSING, Failure.NOT_IMPLEMENTED, Failure.RAISED, Failure.RETURN)
@@ -140,6 +145,7 @@ class Sandboxed(Deadlined):
         self.stuck: dict[str, Exception] = {}  # function -> what to raise: it timed out or broke the sandbox
         self.alive = False  # a worker is serving this submission
         self.losses = 0  # sandboxes this submission brought down
+        self.spawns = 0  # workers spawned for it (the first: before any of its code ran anywhere)
         self.reload_failed = False  # the file loaded once, then not in a new worker
         self.warden = None
         self.cores = Shared()  # the one core of the calls, once the worker runs (see .cores)
@@ -173,6 +179,12 @@ class Sandboxed(Deadlined):
             self.stuck[name] = StudentError(message + _NOT_AGAIN, kind=Failure.CRASHED)
         return message
 
+    def _never_started(self, lost: WardenLost) -> bool:
+        """Whether ``lost`` is a sandbox that never started for this submission's first worker:
+        the warden stopped before its first answer, before any of the submission's code ran
+        anywhere (the grading machine's fault, never the student's: the grade is unfinished)."""
+        return not lost.started and self.spawns == 1
+
     def _raise_stuck(self, name: str) -> None:
         """Fail a call of a function that timed out or broke the sandbox before.
 
@@ -197,6 +209,7 @@ class Sandboxed(Deadlined):
 
     def _spawn(self) -> None:
         """Have the warden fork a worker and ask it to load the file; _loaded reads the answer."""
+        self.spawns += 1
         try:
             self._ensure_begun()
             requests_r, requests_w = os.pipe()
@@ -207,7 +220,10 @@ class Sandboxed(Deadlined):
             finally:
                 os.close(requests_r)
                 os.close(replies_w)
-        except WardenLost:
+        except WardenLost as lost:
+            if self._never_started(lost):
+                self.unfinished = NOT_STARTED
+                return
             raise StudentError(self._lost(LOADING), kind=Failure.CRASHED) from None
         self.requests, self.replies = requests_w, replies_r
         os.set_blocking(requests_w, False)  # a worker that stops reading cannot hold the grader
@@ -238,8 +254,11 @@ class Sandboxed(Deadlined):
         self._loading = False
         try:
             replies = self.warden.collect(self.load_deadline)
-        except WardenLost:
-            self._problem = self._lost(LOADING)
+        except WardenLost as lost:
+            if self._never_started(lost):
+                self.unfinished = NOT_STARTED
+            else:
+                self._problem = self._lost(LOADING)
             self._end_worker(reset=False)
             return
         for reply in replies:

@@ -347,7 +347,12 @@ class Deadlined:
 
 
 class WardenLost(Exception):
-    """The warden stopped answering (it was killed, or it took too long); it is gone now."""
+    """The warden stopped answering (it was killed, or it took too long); it is gone now.
+    ``started``: it had answered once since it was launched (False: the sandbox never started)."""
+
+    def __init__(self, message: str = "", *, started: bool = True):
+        super().__init__(message)
+        self.started = started
 
 
 class WardenFault(RuntimeError):
@@ -380,6 +385,7 @@ class Warden(Deadlined):
         self.holder: object | None = None
         self.uid: int | None = None  # the user the sandbox runs as, when it is not this process's
         self.owner: int | None = None  # the process that started the sandbox (its parent)
+        self.heard = False  # the warden answered since it was launched: the sandbox started
         # whose submission began last in this sandbox (None: it is new): a sandbox serves one
         # submission (:meth:`begin`)
         self.last_holder: object | None = None
@@ -391,6 +397,9 @@ class Warden(Deadlined):
         work.mkdir()
         for name in FILES:  # warden, relay and seccomp are never imported on this side
             shutil.copyfile(Path(worker.__file__).with_name(name), code / name)
+            # readable by the sandbox's own user whatever this process's umask (077 made them
+            # root's alone: the sandbox died at its start, and every file scored 0)
+            os.chmod(code / name, 0o644)
         for path in (code, self.folder):
             os.chmod(path, 0o755)
         ours, theirs = socket.socketpair()
@@ -464,6 +473,7 @@ class Warden(Deadlined):
         self.sock = ours
         self.channel = Channel(ours.fileno(), ours.fileno(), wait=self._wait)
         self.pending = 0
+        self.heard = False
         self.boots += 1
         self.owner = os.getpid()
         self.last_holder = None
@@ -543,8 +553,9 @@ class Warden(Deadlined):
             else:
                 channel.send(message, wait_writable=self._wait_writable)
         except (Deadline, OSError) as err:
+            started = self.heard
             self.kill()
-            raise WardenLost(str(err)) from None
+            raise WardenLost(str(err), started=started) from None
         if keeper:
             self.keeper_pending += 1
         else:
@@ -558,12 +569,14 @@ class Warden(Deadlined):
             while self.pending:
                 replies.append(self.channel.receive())
                 self.pending -= 1
+                self.heard = True
             while self.keeper_pending:
                 replies.append(self.keeper.receive())
                 self.keeper_pending -= 1
         except (Deadline, EOFError, WireError, OSError) as err:
+            started = self.heard
             self.kill()
-            raise WardenLost(type(err).__name__) from None
+            raise WardenLost(type(err).__name__, started=started) from None
         faults = [r for r in replies if r.get("type") == "fault"]
         if faults:
             self.kill()
