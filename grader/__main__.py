@@ -4,6 +4,21 @@ import gc
 import os
 import sys
 
+# Python's optimizations (-O, -OO, $PYTHONOPTIMIZE) drop assert statements and docstrings from
+# every module it compiles: a check written with assert would pass whatever the student's code
+# did, and every check's description would be empty. The grader starts again without them, before
+# it imports anything (once: the variable below stops a Python that keeps them regardless).
+if sys.flags.optimize and not os.environ.get("GRADER_UNOPTIMIZED"):
+    import subprocess
+
+    _env = {k: v for k, v in os.environ.items() if k != "PYTHONOPTIMIZE"}
+    _env["GRADER_UNOPTIMIZED"] = "1"
+    _flags = [flag for flag in subprocess._args_from_interpreter_flags() if flag not in ("-O", "-OO")]
+    _argv = [sys.executable, *_flags, "-m", "grader", *sys.argv[1:]]
+    if os.name == "nt":  # no exec that keeps the console waiting: a child, and its exit status
+        sys.exit(subprocess.call(_argv, env=_env))
+    os.execve(sys.executable, _argv, _env)
+
 # The folder the grader was started from is no place to import from: ``python -m`` puts it first
 # on the path, and a file there named as a module the grader or numpy imports (``resource.py``,
 # ``ctypes.py``) would run as the grader's user, root included, where the folder is one a

@@ -12,10 +12,10 @@ import pytest
 
 from grader.core.catalog import composed, declared, entries
 from grader.core.settings import Isolation, Settings
+from grader.diagnosis import Call, Mistake, diagnose, same
 from grader.engine.run import run_checks
 from grader.formats.json_report import to_dict
 from grader.sandbox.wardens import best_level
-from grader.diagnosis import Call, Mistake, diagnose, same
 from tests.checks.attention import diagnoses as lesson
 
 from .support import ATTENTION, KV_CACHE, ROPE

@@ -729,7 +729,7 @@ def test_a_sandbox_that_never_started_leaves_the_grade_unfinished_not_the_studen
     try:
         assert box.problem == ""
         with pytest.raises(Unfinished) as stopped:
-            box.signatures
+            _ = box.signatures
         assert str(stopped.value) == NOT_STARTED
     finally:
         box.close()

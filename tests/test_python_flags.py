@@ -1,0 +1,121 @@
+"""A grade does not depend on the flags of the Python that grades.
+
+Python's optimizations (``-O``, ``-OO``, ``$PYTHONOPTIMIZE``) drop assert statements, and with
+``-OO`` docstrings, from everything it compiles: the checks' descriptions came out empty, and a
+student's file whose answer depends on an assert scored otherwise in ``check`` (the grader's own
+process) than in ``grade`` (a sandbox, whose Python is started without them). ``python -m grader``
+starts again without them, and a student's file is compiled as written wherever it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from grader.core.settings import STORE_VARIABLE
+
+from .support import ON_TOY, ROOT, TOY, TOY_BUGGY, python
+
+#: The toy lesson's function, right only where assert statements run.
+ASSERTING = """
+
+def center_tokens(x):
+    try:
+        assert False
+    except AssertionError:
+        return x - token_mean(x)
+    return x  # reached only where assert statements were dropped
+"""
+
+
+def _report(done: subprocess.CompletedProcess) -> dict:
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("how", ["-O", "-OO", "PYTHONOPTIMIZE=2"])
+def test_the_grader_ignores_pythons_optimizations(how, tmp_path):
+    student = tmp_path / TOY.filename
+    student.write_text(TOY.solution.read_text(encoding="utf-8") + ASSERTING, encoding="utf-8")
+    env = {**os.environ, STORE_VARIABLE: "off"}
+    args = ["grade", str(student), *ON_TOY, "--format", "json", "--isolation", "none"]
+    plain = _report(python(*args, env=env))
+    assert plain["score"] == plain["max_score"]
+    assert all(t["description"] for t in plain["tests"])
+    flags, extra = ([how], {}) if how.startswith("-") else ([], dict([how.split("=")]))
+    optimized = subprocess.run(
+        [sys.executable, *flags, "-m", "grader", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**env, **extra},
+        timeout=300,
+    )
+    assert _report(optimized) == plain
+
+
+def test_a_students_asserts_run_where_the_grader_is_a_library_of_an_optimized_python(tmp_path):
+    """Used from Python's own code (``run_checks``) in a Python started with -O, where no new
+    start can help: the student's file is still compiled as written."""
+    student = tmp_path / TOY.filename
+    student.write_text(TOY.solution.read_text(encoding="utf-8") + ASSERTING, encoding="utf-8")
+    script = (
+        "import json, sys\n"
+        "from grader.core.lesson import Course\n"
+        "from grader.core.settings import Isolation, Settings\n"
+        "from grader.engine.run import run_checks\n"
+        f"lesson = Course.at({str(TOY.root)!r}).lesson('toy')\n"
+        "report = run_checks(sys.argv[1], lesson=lesson, settings=Settings(isolation=Isolation.NONE, store=None))\n"
+        "print(json.dumps([report.score, report.max_score]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-O", "-c", script, str(student)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    score, most = json.loads(done.stdout)
+    assert score == most
+
+
+ASSERT_CHECK = '''
+
+@graded("center_tokens", points=1)
+@given(x=tokens())
+def test_centering_leaves_means_of_zero(student, x):
+    """Every token's numbers have a mean of about 0 afterwards."""
+    assert abs(student.center_tokens(x).mean(axis=-1)).max() < 1e-6
+'''
+
+
+def test_a_check_written_with_assert_still_checks_under_an_optimized_python(tmp_path):
+    """Under -O a check written with a bare assert passed whatever the student's code did."""
+    course = tmp_path / "course"
+    shutil.copytree(TOY.root, course, ignore=shutil.ignore_patterns("__pycache__"))
+    checks = course / TOY.checks.relative_to(TOY.root) / "test_center_tokens.py"
+    checks.write_text(checks.read_text(encoding="utf-8") + ASSERT_CHECK, encoding="utf-8")
+    env = {**os.environ, STORE_VARIABLE: "off"}
+    args = ["-m", "grader", "grade", str(TOY_BUGGY), "--course", str(course), "--lesson", "toy"]
+    reports = [
+        _report(
+            subprocess.run(
+                [sys.executable, *flags, *args, "--format", "json"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+            )
+        )
+        for flags in ([], ["-O"])
+    ]
+    row = next(t for t in reports[0]["tests"] if t["name"] == "centering_leaves_means_of_zero")
+    assert row["status"] == "failed", row
+    assert reports[1] == reports[0]
