@@ -4,16 +4,24 @@ import gc
 import os
 import sys
 
-# Python's optimizations (-O, -OO, $PYTHONOPTIMIZE) drop assert statements and docstrings from
-# every module it compiles: a check written with assert would pass whatever the student's code
-# did, and every check's description would be empty. The grader starts again without them, before
-# it imports anything (once: the variable below stops a Python that keeps them regardless).
-if sys.flags.optimize and not os.environ.get("GRADER_UNOPTIMIZED"):
+# The grader runs on a plain Python, whatever flags the one that started it was given: its
+# optimizations (-O, -OO, $PYTHONOPTIMIZE) drop assert statements and docstrings from every module
+# it compiles (a check written with assert would pass anything, every check's description would
+# be empty), and warnings made errors (-W error, $PYTHONWARNINGS, -bb) would make a numpy warning in
+# a check, or in a student's code run in this process, an exception that the sandbox's own Python
+# never raises. It starts again without them, before it imports anything (once: the variable
+# below stops a Python that keeps them regardless).
+_WARNED = [option for option in sys.warnoptions if not (sys.flags.dev_mode and option == "default")]
+if (sys.flags.optimize or _WARNED) and not os.environ.get("GRADER_PLAIN_PYTHON"):
     import subprocess
 
-    _env = {k: v for k, v in os.environ.items() if k != "PYTHONOPTIMIZE"}
-    _env["GRADER_UNOPTIMIZED"] = "1"
-    _flags = [flag for flag in subprocess._args_from_interpreter_flags() if flag not in ("-O", "-OO")]
+    _env = {k: v for k, v in os.environ.items() if k not in ("PYTHONOPTIMIZE", "PYTHONWARNINGS")}
+    _env["GRADER_PLAIN_PYTHON"] = "1"
+    _flags = [
+        flag
+        for flag in subprocess._args_from_interpreter_flags()
+        if flag not in ("-O", "-OO", "-b", "-bb") and not flag.startswith("-W")
+    ]
     _argv = [sys.executable, *_flags, "-m", "grader", *sys.argv[1:]]
     if os.name == "nt":  # no exec that keeps the console waiting: a child, and its exit status
         sys.exit(subprocess.call(_argv, env=_env))

@@ -33,19 +33,41 @@ def center_tokens(x):
 """
 
 
+#: The toy lesson's ``layer_norm``, right only where assert statements run, to go after a
+#: ``center_tokens`` with a mistake (whose checks then fail, with warnings on the way).
+ASSERTING_NORM = """
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    if b"x" == "x":  # never equal; under -bb the comparison itself raises
+        return x
+    try:
+        assert False
+    except AssertionError:
+        centered = x - token_mean(x)
+        return centered / np.sqrt(token_mean(centered**2) + eps) * gamma + beta
+    return x  # reached only where assert statements were dropped
+"""
+
+
 def _report(done: subprocess.CompletedProcess) -> dict:
     assert done.returncode in (0, 1), done.stderr[-2000:]
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("how", ["-O", "-OO", "PYTHONOPTIMIZE=2"])
-def test_the_grader_ignores_pythons_optimizations(how, tmp_path):
+@pytest.mark.parametrize("how", ["-O", "-OO", "PYTHONOPTIMIZE=2", "-Werror", "PYTHONWARNINGS=error", "-bb"])
+def test_the_grader_ignores_pythons_flags(how, tmp_path):
+    """Under -W error (or its variable) a numpy warning in the student's code, run in the
+    grader's process, became an exception the sandbox's Python never raises."""
     student = tmp_path / TOY.filename
-    student.write_text(TOY.solution.read_text(encoding="utf-8") + ASSERTING, encoding="utf-8")
+    student.write_text(TOY_BUGGY.read_text(encoding="utf-8") + ASSERTING_NORM, encoding="utf-8")
     env = {**os.environ, STORE_VARIABLE: "off"}
+    env.pop("PYTHONWARNINGS", None)
     args = ["grade", str(student), *ON_TOY, "--format", "json", "--isolation", "none"]
     plain = _report(python(*args, env=env))
-    assert plain["score"] == plain["max_score"]
+    statuses = {t["exercise"]: set() for t in plain["tests"]}
+    for t in plain["tests"]:
+        statuses[t["exercise"]].add(t["status"])
+    assert statuses == {"center_tokens": {"passed", "failed"}, "layer_norm": {"passed"}}, plain["tests"]
     assert all(t["description"] for t in plain["tests"])
     flags, extra = ([how], {}) if how.startswith("-") else ([], dict([how.split("=")]))
     optimized = subprocess.run(
