@@ -295,14 +295,15 @@ def test_no_real_work_scores_nothing(held, item):
 def test_check_and_grade_agree(held, checked, lesson):
     """Trading isolation for speed changes no score and no feedback, and neither does replaying
     the examples (the catalog's grading replays them, `check`'s here runs Hypothesis's engine
-    on every property): the same status, score, feedback and smallest input of every check."""
+    on every property): the same status, score, feedback and smallest input of every check, and
+    the same likely mistakes."""
 
     def outcome(report, name):
         if name in RANDOM:
             return [(t["name"], t["score"]) for t in report["tests"]]
         return [
             (t["name"], t["status"], t["score"], t["feedback"], t["counterexample"]) for t in report["tests"]
-        ]
+        ] + [(exercise, row["diagnoses"]) for exercise, row in sorted(report["exercises"].items())]
 
     unsandboxed = checked[lesson.name]
     assert set(unsandboxed) == {e.label for e in sample(lesson)}
