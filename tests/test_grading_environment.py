@@ -44,6 +44,19 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 )
 
 UNSET = None
+#: The variables drawn (each set, or left out).
+VARIABLES = (
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "PYTHONOPTIMIZE",
+    "PYTHONHASHSEED",
+    "PYTHONWARNINGS",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
+    "COLUMNS",
+    "TERM",
+)
 
 ENVIRONMENTS = st.fixed_dictionaries(
     {
@@ -54,6 +67,8 @@ ENVIRONMENTS = st.fixed_dictionaries(
         "PYTHONOPTIMIZE": st.sampled_from([UNSET, "1", "2"]),
         "PYTHONHASHSEED": st.sampled_from([UNSET, "random", "0", "4242"]),
         "PYTHONWARNINGS": st.sampled_from([UNSET, "error", "ignore"]),
+        "PYTHONIOENCODING": st.sampled_from([UNSET, "ascii", "latin-1"]),
+        "PYTHONUTF8": st.sampled_from([UNSET, "0", "1"]),
         "COLUMNS": st.sampled_from([UNSET, "20", "300"]),
         "TERM": st.sampled_from([UNSET, "dumb", "xterm-256color"]),
         "HOME": st.sampled_from(["as it is", UNSET, "a file", "a folder with a space é"]),
@@ -84,8 +99,7 @@ def _grade(tmp: Path, isolation: str, env: dict[str, str], cwd: Path, umask: int
 
 
 def _plain_environment() -> dict[str, str]:
-    drop = ("LANG", "LC_ALL", "TZ", "PYTHONOPTIMIZE", "PYTHONHASHSEED", "PYTHONWARNINGS", "COLUMNS", "TERM")
-    return {**{k: v for k, v in os.environ.items() if k not in drop}, STORE_VARIABLE: "off"}
+    return {**{k: v for k, v in os.environ.items() if k not in VARIABLES}, STORE_VARIABLE: "off"}
 
 
 @cache
