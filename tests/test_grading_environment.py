@@ -122,16 +122,7 @@ def plain(isolation: str) -> dict:
 def test_no_setting_of_the_grading_machine_changes_a_grade(drawn, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("machine")
     env = _plain_environment()
-    for name in (
-        "LANG",
-        "LC_ALL",
-        "TZ",
-        "PYTHONOPTIMIZE",
-        "PYTHONHASHSEED",
-        "PYTHONWARNINGS",
-        "COLUMNS",
-        "TERM",
-    ):
+    for name in VARIABLES:
         if drawn[name] is not UNSET:
             env[name] = drawn[name]
     odd = tmp / "a folder with a space é"
