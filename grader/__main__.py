@@ -4,29 +4,6 @@ import gc
 import os
 import sys
 
-# The grader runs on a plain Python, whatever flags the one that started it was given: its
-# optimizations (-O, -OO, $PYTHONOPTIMIZE) drop assert statements and docstrings from every module
-# it compiles (a check written with assert would pass anything, every check's description would
-# be empty), and warnings made errors (-W error, $PYTHONWARNINGS, -bb) would make a numpy warning in
-# a check, or in a student's code run in this process, an exception that the sandbox's own Python
-# never raises. It starts again without them, before it imports anything (once: the variable
-# below stops a Python that keeps them regardless).
-_WARNED = [option for option in sys.warnoptions if not (sys.flags.dev_mode and option == "default")]
-if (sys.flags.optimize or _WARNED) and not os.environ.get("GRADER_PLAIN_PYTHON"):
-    import subprocess
-
-    _env = {k: v for k, v in os.environ.items() if k not in ("PYTHONOPTIMIZE", "PYTHONWARNINGS")}
-    _env["GRADER_PLAIN_PYTHON"] = "1"
-    _flags = [
-        flag
-        for flag in subprocess._args_from_interpreter_flags()
-        if flag not in ("-O", "-OO", "-b", "-bb") and not flag.startswith("-W")
-    ]
-    _argv = [sys.executable, *_flags, "-m", "grader", *sys.argv[1:]]
-    if os.name == "nt":  # no exec that keeps the console waiting: a child, and its exit status
-        sys.exit(subprocess.call(_argv, env=_env))
-    os.execve(sys.executable, _argv, _env)
-
 # The folder the grader was started from is no place to import from: ``python -m`` puts it first
 # on the path, and a file there named as a module the grader or numpy imports (``resource.py``,
 # ``ctypes.py``) would run as the grader's user, root included, where the folder is one a
@@ -34,6 +11,35 @@ if (sys.flags.optimize or _WARNED) and not os.environ.get("GRADER_PLAIN_PYTHON")
 # Python's -P does; the grader itself is imported already.
 _here = os.getcwd()
 sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", _here)]
+
+# The grader runs on a plain Python, whatever flags the one that started it was given: its
+# optimizations (-O, -OO, $PYTHONOPTIMIZE) drop assert statements and docstrings from every module
+# it compiles (a check written with assert would pass anything, every check's description would
+# be empty), and warnings made errors (-W error, $PYTHONWARNINGS, -bb) would make a numpy warning in
+# a check, or in a student's code run in this process, an exception that the sandbox's own Python
+# never raises. It starts again without them (every other flag and -X option kept), after the
+# working folder left the path and before it imports anything else; the variable below, read and
+# removed at once, stops a Python that keeps them regardless from starting again and again.
+_WARNED = [option for option in sys.warnoptions if not (sys.flags.dev_mode and option == "default")]
+if os.environ.pop("GRADER_PLAIN_PYTHON", None) is None and (sys.flags.optimize or _WARNED):
+    import re
+    import subprocess
+
+    _env = {k: v for k, v in os.environ.items() if k not in ("PYTHONOPTIMIZE", "PYTHONWARNINGS")}
+    _env["GRADER_PLAIN_PYTHON"] = "1"
+    _given, _flags = subprocess._args_from_interpreter_flags(), []
+    while _given:
+        _flag = _given.pop(0)
+        if _flag == "-X":  # each -X option is given again below, all of them
+            _given.pop(0)
+        elif not re.fullmatch(r"-(O+|b+|W.*)", _flag):  # -OOO and -bbb too
+            _flags.append(_flag)
+    for _name, _value in sys._xoptions.items():
+        _flags += ["-X", _name if _value is True else f"{_name}={_value}"]
+    _argv = [sys.executable, *_flags, "-m", "grader", *sys.argv[1:]]
+    if os.name == "nt":  # no exec that keeps the console waiting: a child, and its exit status
+        sys.exit(subprocess.call(_argv, env=_env))
+    os.execve(sys.executable, _argv, _env)
 
 # numpy's linear algebra on one thread, as in the sandbox (where the student's code may start no
 # thread): the reference's numbers are then the same on every machine, whatever its number of

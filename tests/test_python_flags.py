@@ -54,7 +54,20 @@ def _report(done: subprocess.CompletedProcess) -> dict:
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("how", ["-O", "-OO", "PYTHONOPTIMIZE=2", "-Werror", "PYTHONWARNINGS=error", "-bb"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        "-O",
+        "-OO",
+        "-OOO",
+        "PYTHONOPTIMIZE=2",
+        "PYTHONOPTIMIZE=3",
+        "-Werror",
+        "PYTHONWARNINGS=error",
+        "-bb",
+        "-bbb",
+    ],
+)
 def test_the_grader_ignores_pythons_flags(how, tmp_path):
     """Under -W error (or its variable) a numpy warning in the student's code, run in the
     grader's process, became an exception the sandbox's Python never raises."""
@@ -141,3 +154,57 @@ def test_a_check_written_with_assert_still_checks_under_an_optimized_python(tmp_
     row = next(t for t in reports[0]["tests"] if t["name"] == "centering_leaves_means_of_zero")
     assert row["status"] == "failed", row
     assert reports[1] == reports[0]
+
+
+#: A module planted in the folder the grader is started from, under a name the standard library
+#: has: it must never be imported (it leaves a mark, then stops the process).
+PLANTED = """
+import pathlib, sys
+pathlib.Path(__file__).with_name("ran").write_text(" ".join(sys.argv))
+raise SystemExit(99)
+"""
+
+
+@pytest.mark.parametrize("name", ["subprocess", "re", "signal", "threading"])
+def test_starting_again_imports_nothing_from_the_working_folder(name, tmp_path):
+    """Starting again imports the standard library's subprocess (and what it imports): before the
+    working folder left the path, a ``subprocess.py`` there ran as the grader's user, root
+    included, wherever a warning option was set."""
+    (tmp_path / f"{name}.py").write_text(PLANTED, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(TOY.solution), *ON_TOY, "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, STORE_VARIABLE: "off", "PYTHONWARNINGS": "ignore"},
+        timeout=300,
+    )
+    assert not (tmp_path / "ran").exists()
+    report = _report(done)
+    assert report["score"] == report["max_score"]
+
+
+def test_starting_again_keeps_every_other_option_and_leaves_no_trace(tmp_path):
+    """The -X options Python's own list leaves out (here int_max_str_digits) are given again, and
+    the variable that stops a second start is gone before any code of the student's runs."""
+    seen = tmp_path / "seen.json"
+    student = tmp_path / TOY.filename
+    student.write_text(
+        TOY.solution.read_text(encoding="utf-8")
+        + "\nimport json as _json, os as _os, sys as _sys\n"
+        + f"open({str(seen)!r}, 'w').write(_json.dumps([_sys._xoptions, sorted(_os.environ)]))\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-O", "-X", "int_max_str_digits=0", "-m", "grader", "grade", str(student), *ON_TOY]
+        + ["--format", "json", "--isolation", "none"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, STORE_VARIABLE: "off"},
+        timeout=300,
+    )
+    _report(done)
+    options, names = json.loads(seen.read_text())
+    assert options.get("int_max_str_digits") == "0", options
+    assert not [n for n in names if n.startswith("GRADER_PLAIN")], names
