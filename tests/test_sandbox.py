@@ -733,3 +733,32 @@ def test_a_sandbox_that_never_started_leaves_the_grade_unfinished_not_the_studen
         assert str(stopped.value) == NOT_STARTED
     finally:
         box.close()
+
+
+#: A file that signals its sandbox's warden (the keeper's parent) while it is being loaded.
+SIGNALS_ITS_WARDEN = """
+import os, signal
+def _parent(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+_warden = _parent(os.getppid())
+for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    os.kill(_warden, _sig)
+"""
+
+
+def test_a_file_that_signals_its_warden_while_loading_gets_one_report(tmp_path):
+    """The warden died as the file's load answered: whether that answer was relayed before it
+    did, and the loss seen at the first call of whichever check came first, was left to chance
+    (0 or 2 of 14 from run to run). The sandbox is asked after every load whether it outlived
+    it: such a file always stopped its sandbox while loading."""
+    student = tmp_path / TOY.filename
+    student.write_text(SIGNALS_ITS_WARDEN + TOY.solution.read_text(encoding="utf-8"), encoding="utf-8")
+    env = {**os.environ, STORE_VARIABLE: "off"}
+    reports = []
+    for _ in range(6):
+        done = python("grade", str(student), *ON_TOY, "--format", "json", env=env)
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        reports.append(json.loads(done.stdout))
+    assert reports[0]["score"] == 0 and "stopped the sandbox" in reports[0]["problem"], reports[0]
+    assert all(r == reports[0] for r in reports)

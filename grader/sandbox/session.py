@@ -41,6 +41,7 @@ from .wardens import (
     START_TIMEOUT,
     Deadline,
     Deadlined,
+    WardenFault,
     WardenLost,
     acquire,
     release,
@@ -285,6 +286,10 @@ class Sandboxed(Deadlined):
             self.watch = None
         signatures = _plain_signatures(reply.get("signatures"))
         if reply.get("type") == "ready" and signatures is not None:
+            if not self._outlived_the_load():
+                self._problem = self._lost(LOADING)
+                self._end_worker(reset=False)
+                return
             self._signatures = signatures
         else:
             problem = reply.get("problem")
@@ -292,6 +297,18 @@ class Sandboxed(Deadlined):
                 problem if isinstance(problem, str) and problem else "Your file could not be loaded."
             )[:2000]
             self._end_worker()
+
+    def _outlived_the_load(self) -> bool:
+        """Whether the sandbox outlived the file's load: its warden answers a request made after
+        it. A file that signalled its warden while loading had its answer relayed or not, as the
+        warden's death and the relay raced: without this its first call, whichever check made it,
+        found the sandbox gone (a score that changed from run to run). The warden handles a
+        signal before it reads the request: such a file has always stopped its sandbox loading."""
+        try:  # within the load's own guard: a warden the file stopped (SIGSTOP) is its doing
+            self.warden.request({"type": "alive"}, max(self.load_deadline - time.monotonic(), START_TIMEOUT))
+        except (WardenLost, WardenFault):
+            return False
+        return True
 
     def _close_pipes(self) -> None:
         if self.alive:

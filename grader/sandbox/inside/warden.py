@@ -200,9 +200,16 @@ class Warden:
         self.inherited = inherited()
 
     def run(self) -> None:
-        _serve_requests(self.channel, {"begin": self.begin, "reset": self.reset}, self.end_all)
+        _serve_requests(
+            self.channel, {"begin": self.begin, "reset": self.reset, "alive": self.alive}, self.end_all
+        )
 
     # -- requests
+
+    def alive(self, request: dict) -> dict:
+        """Nothing to do: that it answers is the answer (a signal sent to it before, by the
+        student's code, is handled before a request is read)."""
+        return {"type": "alive"}
 
     def begin(self, request: dict) -> dict:
         """A new submission: nothing of the last one is left, then a keeper for this one."""
