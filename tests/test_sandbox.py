@@ -627,6 +627,17 @@ CHANCY = TOY.solution.read_text(encoding="utf-8").replace(
 )
 
 
+def graded_again(student: Path, times: int) -> list[dict]:
+    """The JSON reports of ``times`` sandboxed grades of the toy file ``student``, no store."""
+    env = {**os.environ, STORE_VARIABLE: "off"}
+    reports = []
+    for _ in range(times):
+        done = python("grade", str(student), *ON_TOY, "--format", "json", env=env)
+        assert done.returncode in (0, 1), done.stderr[-2000:]
+        reports.append(json.loads(done.stdout))
+    return reports
+
+
 def test_a_file_that_leaves_its_result_to_chance_gets_the_same_report_on_every_run(tmp_path):
     """Found by helper-35: sandboxed, a file drawing from Python's or numpy's global generator
     (each worker began from the state the keeper's import left, seeded from the system) or
@@ -636,12 +647,7 @@ def test_a_file_that_leaves_its_result_to_chance_gets_the_same_report_on_every_r
     assert "CHANCE" in CHANCY
     student = tmp_path / TOY.filename
     student.write_text(CHANCY, encoding="utf-8")
-    env = {**os.environ, STORE_VARIABLE: "off"}
-    reports = []
-    for _ in range(2):
-        done = python("grade", str(student), *ON_TOY, "--format", "json", env=env)
-        assert done.returncode in (0, 1), done.stderr[-2000:]
-        reports.append(json.loads(done.stdout))
+    reports = graded_again(student, 2)
     assert "got" in json.dumps(reports[0])  # it lost points, naming what it returned
     assert reports[0] == reports[1]
 
@@ -754,11 +760,6 @@ def test_a_file_that_signals_its_warden_while_loading_gets_one_report(tmp_path):
     it: such a file always stopped its sandbox while loading."""
     student = tmp_path / TOY.filename
     student.write_text(SIGNALS_ITS_WARDEN + TOY.solution.read_text(encoding="utf-8"), encoding="utf-8")
-    env = {**os.environ, STORE_VARIABLE: "off"}
-    reports = []
-    for _ in range(6):
-        done = python("grade", str(student), *ON_TOY, "--format", "json", env=env)
-        assert done.returncode in (0, 1), done.stderr[-2000:]
-        reports.append(json.loads(done.stdout))
+    reports = graded_again(student, 6)
     assert reports[0]["score"] == 0 and "stopped the sandbox" in reports[0]["problem"], reports[0]
     assert all(r == reports[0] for r in reports)
