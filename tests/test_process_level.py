@@ -496,3 +496,35 @@ def test_the_process_level_as_root_refuses_a_readable_copy_of_the_references_byt
         assert sandbox.choose_level("process", lesson.private) == "process"
     finally:
         shutil.rmtree(root)
+
+
+#: layer_norm stops its sandbox's warden (its keeper's parent, no PID namespace to shield it)
+#: on each call, then answers right.
+STOPS_ITS_WARDEN = """
+
+import os, signal
+_right_layer_norm = layer_norm
+
+
+def _parent(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    os.kill(_parent(os.getppid()), signal.SIGSTOP)
+    return _right_layer_norm(x, gamma, beta, eps)
+"""
+
+
+def test_a_function_that_stops_its_warden_loses_its_own_points(tmp_path):
+    """Outside a PID namespace the warden heeds any signal of the student's user: this file
+    stopped it at every call of layer_norm and kept full marks (the warden is not on a call's
+    way; a stopped one went unseen until the sandbox was ended). A worker signals no process
+    but itself: layer_norm fails, the same on every run."""
+    (tmp_path / TOY.filename).write_text(TOY.solution.read_text() + STOPS_ITS_WARDEN)
+    first, again = grade(tmp_path, *ON_TOY), grade(tmp_path, *ON_TOY)
+    assert first["isolation"] == "process"
+    assert first["score"] == FULL - 8 and first["exercises"]["center_tokens"]["score"] == 6, first
+    assert "Operation not permitted" in json.dumps(first["tests"])
+    assert first == again

@@ -12,10 +12,13 @@ Self-contained (standard library only): it is copied into the sandbox beside
   numpy, ``/dev/null``), so a lock taken or an access watched on one is seen by every other
   sandbox running at the same time, and by the machine;
 * :func:`refuse_new_tasks`, installed in each worker before it loads the
-  student's file: it stays one thread of one process. The keeper freezes the
-  worker at each write to look at the memory it shares with it (see
+  student's file: it stays one thread of one process, and signals no process but itself. The
+  keeper freezes the worker at each write to look at the memory it shares with it (see
   :mod:`grader.sandbox.inside.relay`); another process would share that memory and could wake
-  the worker, and another thread could still run between the write and the freeze.
+  the worker, and another thread could still run between the write and the freeze. A signal
+  to the keeper or the warden (sent, or asked of the kernel as a descriptor's owner) would
+  end the sandbox at a moment the student chose: whether the call that sent it had its answer
+  relayed first was a race, and the file's score changed from run to run.
 """
 
 from __future__ import annotations
@@ -113,7 +116,8 @@ CLONE3 = 435
 _LOAD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
 _ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
 _EPERM = 0x00050000 | 1  # SECCOMP_RET_ERRNO | EPERM
-_NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24  # offsets in struct seccomp_data (arguments: their low half)
+# offsets in struct seccomp_data (arguments: their low half)
+_NR, _ARCH, _ARG0, _ARG1, _ARG2 = 0, 4, 16, 24, 32
 
 
 def refuse_system_calls() -> bool:
@@ -160,20 +164,57 @@ def _assembled(program: list[tuple]) -> list[tuple[int, int, int, int]]:
     return bpf
 
 
-def refuse_new_tasks() -> bool:
-    """Install the worker's filter: fork, vfork, clone and clone3 fail with EPERM, so the
-    worker stays one thread of one process. False where it cannot be installed."""
+#: Per machine: the calls that signal a process or a thread, with the process (or thread)
+#: as their first argument: allowed on the worker itself alone (its one thread's number is its
+#: own). pidfd_send_signal (the same everywhere) names its process by a descriptor: refused.
+_SIGNALLING = {
+    "x86_64": {"kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297},
+    "aarch64": {"kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240},
+}
+PIDFD_SEND_SIGNAL = 424
+#: Per machine: ioctl, whose commands that make another process a descriptor's owner (the
+#: kernel then signals it on the descriptor's input and output) are refused in a worker:
+#: FIOSETOWN, SIOCSPGRP, TIOCSPGRP.
+_IOCTL = {"x86_64": 16, "aarch64": 29}
+OWNING = (0x8901, 0x8902, 0x5410)
+#: fcntl's F_SETOWN (allowed with the worker itself as the owner) and F_SETOWN_EX (its owner
+#: is behind a pointer no filter can read: refused).
+F_SETOWN, F_SETOWN_EX = 8, 15
+
+
+def refuse_new_tasks(own: int) -> bool:
+    """Install the worker's filter (``own``: its process number, as it sees it): fork, vfork,
+    clone and clone3 fail with EPERM, so the worker stays one thread of one process, and so
+    does every signal it would send to another process than itself, directly or through a
+    descriptor it owns. False where it cannot be installed."""
     machine = platform.machine()
     known = _REFUSED.get(machine)
     if known is None or not sys.platform.startswith("linux"):
         return False
-    starting = sorted({*_STARTING[machine].values(), CLONE3})
-    # arch (another ABI's calls were refused already: allow), nr, one test per call
-    program = [(_LOAD, 0, 0, _ARCH), (_JEQ, 1, 0, known[0]), (_RET, 0, 0, _ALLOW), (_LOAD, 0, 0, _NR)]
-    for i, number in enumerate(starting):
-        program.append((_JEQ, len(starting) - i, 0, number))  # a match jumps to "deny"
-    program += [(_RET, 0, 0, _ALLOW), (_RET, 0, 0, _EPERM)]
-    return _install(program)
+    starting = sorted({*_STARTING[machine].values(), CLONE3, PIDFD_SEND_SIGNAL})
+    signalling = sorted(_SIGNALLING[machine].values())
+    program = [  # every jump goes forward: each part ends in its own verdicts
+        (_LOAD, None, None, _ARCH),  # another ABI's calls were refused already: allowed here
+        (_JEQ, None, "allow", known[0]),
+        (_LOAD, None, None, _NR),
+        *((_JEQ, "deny", None, number) for number in starting),
+        *((_JEQ, "own0", None, number) for number in signalling),
+        (_JEQ, "fcntl", None, _FCNTL[machine]),
+        (_JEQ, "ioctl", None, _IOCTL[machine]),
+        (_RET, None, None, _ALLOW),
+        ("own0", _LOAD, None, None, _ARG0),
+        (_JEQ, "allow", "deny", own),
+        ("fcntl", _LOAD, None, None, _ARG1),
+        (_JEQ, "deny", None, F_SETOWN_EX),
+        (_JEQ, None, "allow", F_SETOWN),
+        (_LOAD, None, None, _ARG2),
+        (_JEQ, "allow", "deny", own),
+        ("ioctl", _LOAD, None, None, _ARG1),
+        *((_JEQ, "deny", None, command) for command in OWNING),
+        ("allow", _RET, None, None, _ALLOW),
+        ("deny", _RET, None, None, _EPERM),
+    ]
+    return _install(_assembled(program))
 
 
 def _install(program: list[tuple[int, int, int, int]]) -> bool:

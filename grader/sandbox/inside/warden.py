@@ -45,11 +45,11 @@ import numpy as np
 try:
     from .relay import Relay, watch
     from .seccomp import refuse_new_tasks, refuse_system_calls
-    from .worker import MAX_ARGUMENTS, MEMORY_LIMIT, Channel, WireError, compile_or_problem, serve
+    from .worker import CONFINED, MAX_ARGUMENTS, MEMORY_LIMIT, Channel, WireError, compile_or_problem, serve
 except ImportError:  # in the sandbox: the files side by side, no package
     from relay import Relay, watch
     from seccomp import refuse_new_tasks, refuse_system_calls
-    from worker import MAX_ARGUMENTS, MEMORY_LIMIT, Channel, WireError, compile_or_problem, serve
+    from worker import CONFINED, MAX_ARGUMENTS, MEMORY_LIMIT, Channel, WireError, compile_or_problem, serve
 
 #: Seconds the warden waits for the processes it killed to be gone.
 REAP_SECONDS = 5.0
@@ -382,7 +382,7 @@ class Keeper:
                 _become_child([down_r, up_w])
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
                 _limit_cpu(request.get("cpu"))
-                refuse_new_tasks()
+                CONFINED[0] = refuse_new_tasks(os.getpid())
                 sys.argv = [self.filename]
                 serve(Channel(down_r, up_w), self.raw, self.filename, self.arena, self.compiled)
             finally:

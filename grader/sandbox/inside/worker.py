@@ -268,6 +268,9 @@ def compile_source(raw: bytes, filename: str):
 
 #: What a worker may allocate, for messages (the trusted side sets it).
 MEMORY_LIMIT = [0]
+#: Whether this process is a sandbox's worker whose filter refuses what reaches past it (a
+#: signal to another process, a new thread or process): set by the warden, as the limit above.
+CONFINED = [False]
 
 
 def compile_or_problem(raw: bytes, filename: str):
@@ -299,6 +302,8 @@ def describe_exception(err: BaseException, text: str, filename: str) -> str:
         where = f" at line {found}" + (f": `{code}`" if code else "")
     if isinstance(err, RuntimeError) and "can't start new thread" in message:
         message += "; the grader runs your code as one thread of one process"
+    elif CONFINED[0] and isinstance(err, PermissionError) and err.errno == 1:  # EPERM
+        message += "; the grader's sandbox refuses it: your code may signal no process but its own"
     return f"raised {type(err).__name__}{where}" + (f" ({message})" if message else "")
 
 

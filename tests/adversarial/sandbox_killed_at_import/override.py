@@ -1,5 +1,5 @@
-# Robustness: while loading, the file kills its parent process, which in the sandbox is the
-# warden that starts and ends the student's processes. The whole sandbox goes down with it.
+# Robustness: while loading, the file tries to kill its parent process, which in the sandbox is
+# the keeper that relays every call to the worker running this file.
 import os
 import signal
 

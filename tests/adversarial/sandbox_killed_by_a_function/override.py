@@ -1,5 +1,5 @@
-# Robustness: merge_heads kills its parent process (the sandbox's warden) on every call, which
-# brings the whole sandbox down; the rest of the file is correct.
+# Robustness: merge_heads tries to kill its parent process (the sandbox's keeper, which relays
+# every call) on every call; the rest of the file is correct.
 import os
 import signal
 
