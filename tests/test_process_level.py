@@ -435,9 +435,11 @@ def _sandbox_users_alive(scratch: Path) -> list[str]:
 
 @as_root
 def test_a_daemon_that_kills_the_warden_reaches_no_classmate(tmp_path):
-    """A submission whose daemon leaves the warden's reach (it kills the warden) and then kills
-    every process of its user: at the process level the next classmate in the same grading job
-    runs as that user, yet gets full marks, and nothing of the user survives the batch."""
+    """A submission that tries to leave a daemon behind which kills the warden and then every
+    process of its user: at the process level the next classmate in the same grading job runs
+    as that user, yet gets full marks, and nothing of the user survives the batch. (A worker may
+    start no process and signal none but itself, so today the daemon is never born; the
+    clean-up between submissions, one ``kill(-1)`` as that user, stays behind those refusals.)"""
     klass = tmp_path / "class"
     (klass / "a-lurker").mkdir(parents=True)
     (klass / "a-lurker" / TOY.filename).write_text(TOY.solution.read_text() + LURKER)

@@ -116,7 +116,22 @@ def _answers(worker, calls: int, settle: float = 0.0) -> list[dict]:
 
 def _scores(request, arena):
     offset, dtype, shape = request["places"]["scores"]
-    return np.ndarray(tuple(shape), dtype=np.dtype(dtype), buffer=arena, offset=offset)
+    return np.ndarray(tuple(shape), dtype=np.dtype(dtype), buffer=arena, offset=request["base"] + offset)
+
+
+def test_each_call_gets_memory_after_the_last_ones_until_the_arena_is_used_up():
+    """Arrays a worker kept from a call keep their bytes through the next calls (an honest memo
+    of the last input once held the next call's), until the arena is used up and laid out from
+    its start again (a 64 KiB arena, a page a call: 16 calls a round)."""
+
+    def worker(channel, arena):
+        while True:
+            request = channel.receive()
+            channel.send({"type": "outcome", "ok": True, "value": np.array([request["base"]])})
+
+    bases = [int(a["value"][0]) for a in _answers(worker, 40)]
+    page = mmap.PAGESIZE
+    assert bases == [(n % (65536 // page)) * page for n in range(40)], bases
 
 
 def test_an_argument_put_back_as_soon_as_the_answer_is_written_still_counts():

@@ -839,3 +839,40 @@ def test_a_sandbox_lost_during_a_call_costs_that_function_alone(monkeypatch, tmp
     scores = {name: exercise["score"] for name, exercise in report["exercises"].items()}
     assert scores["layer_norm"] == 0 and scores["center_tokens"] == 6, report
     assert "`layer_norm` stopped the sandbox it ran in" in json.dumps(report["tests"]), report["tests"]
+
+
+#: An honest file that answers a repeated question from memory: it keeps its last input (the
+#: array it was given, not a copy) and its result.
+REMEMBERS_ITS_LAST_INPUT = """
+
+_computed = center_tokens
+_last = None
+
+
+def center_tokens(x):
+    global _last
+    if _last is not None and _last[0].shape == x.shape and np.array_equal(_last[0], x):
+        return _last[1].copy()
+    result = _computed(x)
+    _last = (x, result)
+    return result
+"""
+
+
+def test_an_input_kept_from_one_call_to_the_next_is_left_as_it_was(tmp_path):
+    """A sandboxed call's arrays are laid out in memory the worker shares with its keeper; each
+    call's went to the same place, so an array kept from the last call held the next call's
+    input: this file, right when checked, always found its memory 'equal' and lost 3 of 6 points
+    in every grade. Each call's arrays now go after the last call's."""
+    from grader.core.settings import Isolation, Settings
+    from grader.engine.run import run_checks
+    from grader.formats.json_report import to_dict
+
+    student = tmp_path / TOY.filename
+    student.write_text(TOY.solution.read_text(encoding="utf-8") + REMEMBERS_ITS_LAST_INPUT, encoding="utf-8")
+    reports = []
+    for level in (Isolation.NONE, Isolation(best_level())):
+        report = to_dict(run_checks(student, lesson=TOY, settings=Settings(isolation=level, store=None)))
+        reports.append({**report, "isolation": "", "submission": ""})
+    assert reports[0]["score"] == reports[0]["max_score"], reports[0]
+    assert reports[1] == reports[0]

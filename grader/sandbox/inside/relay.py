@@ -175,6 +175,10 @@ class Relay:
         os.set_blocking(worker_in, False)  # see _down
         self.requests, self.answers = Frames(), Frames()
         self.watched: dict = {}  # argument name -> (where it is in the arena, its bytes as placed)
+        # where the next call's arrays go: after the last call's, so that arrays a student's code
+        # kept from one call to the next (a memo of its last input) still hold what they held
+        # (once they were overwritten by the next call, and a file graded otherwise than checked)
+        self.base = 0
         self.changed: set[str] = set()  # the call's arguments seen changed at some freeze so far
         self.turn: str | None = None  # what the worker may say now: "load", "call" or nothing
         self.held = False  # the worker is kept frozen until the answer to its question goes down
@@ -258,15 +262,19 @@ class Relay:
             _write(self.trusted_out, encode(outcome))
             return
         image = frame.raw[len(frame.raw) - size :]
-        self.arena[:size] = image
+        if self.base + size > len(self.arena):
+            self.base = 0  # the arena is used up: from its start again
+        base = self.base
+        self.base += size
+        self.arena[base : base + size] = image
         places = decode_plain(header["places"])
         self.watched = {
-            key: (offset, image[offset : offset + _nbytes(dtype, shape)])
+            key: (base + offset, image[offset : offset + _nbytes(dtype, shape)])
             for key, (offset, dtype, shape) in places.items()
         }
         self.changed, self.turn = set(), "call"
         down = {k: v for k, v in header.items() if k != "memory"}
-        down["payloads"] = []
+        down["payloads"], down["base"] = [], base
         head = json.dumps(down, allow_nan=True).encode()
         self._down(struct.pack(">I", len(head)) + head)
 

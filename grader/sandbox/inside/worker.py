@@ -466,11 +466,12 @@ def laid_out(kwargs: dict) -> tuple[dict, dict, np.ndarray]:
     return places, {k: v for k, v in kwargs.items() if k not in places}, image
 
 
-def place(memory, kwargs: dict, places: dict) -> dict:
-    """The call's arguments with each array a view of ``memory`` at its place (scalars as given)."""
+def place(memory, kwargs: dict, places: dict, base: int = 0) -> dict:
+    """The call's arguments with each array a view of ``memory`` at its place from ``base``
+    (scalars as given)."""
     given = dict(kwargs)
     for key, (offset, dtype, shape) in places.items():
-        given[key] = np.ndarray(tuple(shape), dtype=np.dtype(dtype), buffer=memory, offset=offset)
+        given[key] = np.ndarray(tuple(shape), dtype=np.dtype(dtype), buffer=memory, offset=base + offset)
     return given
 
 
@@ -645,7 +646,7 @@ def _answer(program: Program, request: dict, arena) -> dict:
     replace = request.get("replace")
     if replace is not None and not (isinstance(replace, tuple) and all(isinstance(n, str) for n in replace)):
         replace = None
-    kwargs = place(arena, request["scalars"], request["places"])
+    kwargs = place(arena, request["scalars"], request["places"], request.get("base", 0))
     try:
         with _cpu_limit(request.get("cpu")):
             outcome = program.call(request["exercise"], request["name"], kwargs, copy=False, replace=replace)
