@@ -13,6 +13,7 @@ that a run in CI is the run on a laptop.
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import io
 import json
@@ -25,13 +26,15 @@ import tempfile
 import unicodedata
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from grader.commands.batch import discover
+from grader.core import intake as intake_module
 from grader.core.inert import csv_cell, file_stem, student_name, student_strings, student_text
-from grader.core.intake import IntakeError, open_submission
+from grader.core.intake import MACHINE_ERRNOS, IntakeError, Refusal, open_submission
 from grader.core.results import ExerciseResult, Report, Standing, Status, TestResult, Visibility
 from grader.formats.gradebook import Gradebook, Row
 from grader.formats.html import to_html
@@ -550,3 +553,78 @@ def test_a_class_of_hostile_submissions_is_graded_as_each_alone(klass):
             assert (status[student], stored[student]) == (solo, score), (student, submission)  # as alone
             if status[student] == "graded":
                 assert {e: v["score"] for e, v in exercises[student].items()} == per
+
+
+class _FailingOs:
+    """The ``os`` module as the intake sees it, but for its ``call``-th call of ``name``, which
+    fails with ``number`` (an error of the system, as the kernel would give it)."""
+
+    def __init__(self, name: str, call: int, number: int):
+        self.name, self.call, self.number, self.made = name, call, number, 0
+        self.failed = False
+
+    def __getattr__(self, attribute):
+        real = getattr(os, attribute)
+        if attribute != self.name:
+            return real
+
+        def failing(*args, **kwargs):
+            self.made += 1
+            if self.made == self.call:
+                self.failed = True
+                raise OSError(self.number, os.strerror(self.number))
+            return real(*args, **kwargs)
+
+        return failing
+
+
+@settings(PURE, max_examples=200)
+@given(
+    st.sampled_from(["stat", "scandir", "open", "fstat", "read"]),
+    st.integers(1, 2),
+    st.sampled_from(sorted(errno.errorcode)),
+    st.booleans(),
+)
+def test_a_file_the_machine_could_not_read_just_now_is_never_graded(name, call, number, in_a_folder):
+    """The intake said "could not be read (Too many open files)" and refused the file as
+    unreadable: a batch gave the student 0 for a moment of the machine's, and the grading service
+    answered 400 to an upload it could not open while flooded. An error of the system is the
+    machine's (unfinished: no grade, graded again) exactly when it is one of MACHINE_ERRNOS;
+    whatever the error and wherever it strikes, the intake takes the file in or refuses it in words."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "toy.py").write_bytes(b"x = 1\n")
+        failing = _FailingOs(name, call, number)
+        with mock.patch.object(intake_module, "os", failing):
+            try:
+                taken = open_submission(Path(tmp) if in_a_folder else Path(tmp) / "toy.py", "toy.py")
+            except IntakeError as err:
+                assert failing.failed
+                assert_safe(err.message.replace("\n", ""), "its message")
+                assert (err.kind is Refusal.UNFINISHED) == (number in MACHINE_ERRNOS), (err.kind, err.message)
+            else:
+                assert not failing.failed or name == "scandir", (name, number)  # _other_case's look
+                assert taken.source == b"x = 1\n"
+
+
+def test_a_submission_the_machine_could_not_read_is_unfinished_wherever_it_is_graded(tmp_path):
+    """Its report has no verdict (grade exits 75), its gradebook row no number, and a batch's
+    listing keeps it out of the final grades."""
+    from grader.commands.batch import gradebook_row
+    from grader.core.intake import unreadable
+    from grader.core.settings import Isolation, Settings
+    from grader.engine.run import run_checks
+
+    from .support import TOY
+
+    err = unreadable("toy.py", OSError(errno.EMFILE, os.strerror(errno.EMFILE)))
+    report = run_checks(
+        err, lesson=TOY, settings=Settings(isolation=Isolation.NONE, store=None), shown="toy.py"
+    )
+    assert report.unfinished and report.busy and not report.problem, report
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "ada" / "toy.py").write_text("x = 1\n")
+    with mock.patch.object(intake_module, "os", _FailingOs("read", 1, errno.EIO)):
+        (entry,), _ = discover(tmp_path, "toy.py")
+    assert entry.refusal is Refusal.UNFINISHED and "not the student's" in entry.problem, entry
+    row = gradebook_row(entry, "suite", None, entry.problem, {"center_tokens": 6})
+    assert row.standing is Standing.UNFINISHED and row.standing.pending

@@ -70,8 +70,17 @@ def on(lesson: Lesson) -> tuple[str, ...]:
 class Server:
     """A running ``python -m grader serve`` of ``lesson`` and what it was started with."""
 
-    def __init__(self, data: Path, roster: Path, *extra: str, lesson: Lesson = TOY, cwd: Path = ROOT):
-        """``data`` is given on the command line relative to ``cwd`` where it lies below it."""
+    def __init__(
+        self,
+        data: Path,
+        roster: Path,
+        *extra: str,
+        lesson: Lesson = TOY,
+        cwd: Path = ROOT,
+        files: int | None = None,
+    ):
+        """``data`` is given on the command line relative to ``cwd`` where it lies below it;
+        ``files``: the most file descriptors the service may open (its hard limit too)."""
         self.data, self.roster, self.extra, self.lesson = data, roster, extra, lesson
         given = data.relative_to(cwd) if data.is_relative_to(cwd) else data
         # what it logs goes to a file: a pipe nobody reads would stop it once full
@@ -94,6 +103,7 @@ class Server:
                 stdout=subprocess.PIPE,
                 stderr=log,
                 start_new_session=True,
+                preexec_fn=None if files is None else _files_limit(files),
             )
         try:
             line = _line_within(self.proc, NET)
@@ -152,6 +162,15 @@ class Server:
                 return body
             time.sleep(0.2)
         raise AssertionError(f"submission {id_} was not graded within the net")
+
+
+def _files_limit(files: int):
+    def limit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
+
+    return limit
 
 
 def _line_within(proc: subprocess.Popen, seconds: float) -> str:

@@ -21,6 +21,7 @@ import pytest
 from grader.commands import remote
 from grader.core.service import LISTED
 
+from .support import TOY
 from .test_service import PER_MINUTE, Server, _roster
 
 pytest.importorskip("starlette")
@@ -260,3 +261,57 @@ def test_a_sender_hanging_up_mid_upload_leaves_no_traceback_in_the_log(server):
     said = server.log.read_text(errors="replace")[len(before) :]
     assert "Traceback" not in said and "Exception" not in said, said[-3000:]
     assert _submissions(server) == queued
+
+
+def test_a_flood_of_connections_from_one_address_stalls_no_other_student(tmp_path):
+    """One client opening connections faster than the time limit on a request's head closed them
+    took every file descriptor of the service: a classmate's upload was refused as "could not be
+    read (Too many open files)" (their file blamed, with the service's own path in the message),
+    and each connection the service could not take wrote a traceback to its log. Now one address
+    holds at most ``PER_ADDRESS`` connections and all of them half the descriptors; the others
+    are closed as they open, and the service takes waiting connections a few at a time."""
+    roster = _roster(tmp_path / "roster.csv", ["alice", "mallory"])
+    server = Server(tmp_path / "data", roster, "--upload-seconds", "5", files=256)
+    host, port = server.url.split("//")[1].rsplit(":", 1)
+    opened, held, done = [0], [], threading.Event()
+
+    def flood():  # from another address of the loopback: the classmate's stays 127.0.0.1
+        for _ in range(6000):  # bounded in count; each attempt at most its timeout
+            if done.is_set():
+                break
+            try:
+                held.append(
+                    socket.create_connection((host, int(port)), timeout=2, source_address=("127.0.0.2", 0))
+                )
+                opened[0] += 1
+            except OSError:
+                time.sleep(0.01)
+            if len(held) > 400:
+                held.pop(0).close()
+
+    flooding = threading.Thread(target=flood, daemon=True)
+    flooding.start()
+    try:
+        deadline = time.monotonic() + NET
+        while opened[0] < 600 and flooding.is_alive() and time.monotonic() < deadline:
+            time.sleep(
+                0.05
+            )  # well past the service's 256 descriptors, many times the 32 one address may hold
+        assert opened[0] >= 600, opened
+        token = server.tokens()["alice"]
+        answers = [server.upload(token, TOY.solution.read_bytes())[:2] for _ in range(3)]
+        assert [status for status, _ in answers] == [202] * 3, answers
+    finally:
+        done.set()
+        flooding.join(NET)
+        for connection in held:
+            connection.close()
+    try:
+        for _, body in answers:
+            report = server.report(token, body["id"])
+            assert report["score"] == report["max_score"] > 0, report
+        assert server.call("GET", "/health")[0] == 200
+    finally:
+        server.stop()
+    log = server.log.read_text(errors="replace")
+    assert "Too many open files" not in log and "Traceback" not in log, log[-2000:]

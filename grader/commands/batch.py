@@ -534,7 +534,8 @@ def main(
         return 128 + int(signals.number)
     if stopped or failed_lesson:  # a picture or a diagnosis alone leaves every grade standing
         return LESSON_ERROR_EXIT
-    return UNFINISHED_EXIT if left else 0
+    unread = any(entry.refusal is Refusal.UNFINISHED for entry in todo)  # the machine's, for a moment
+    return UNFINISHED_EXIT if left or unread else 0
 
 
 def _write_files(book, out: Path, lesson: Lesson, export: Export | None, junit: Path | None):

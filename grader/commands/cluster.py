@@ -37,7 +37,7 @@ from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, get_wo
 from .. import __version__
 from ..core.errors import IsolationRefused, LessonError
 from ..core.inert import student_text
-from ..core.intake import IntakeError, open_submission
+from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import COURSE_VARIABLE, Lesson, find_course
 from ..core.results import Report
 from ..core.settings import Isolation, Settings
@@ -273,6 +273,8 @@ class RemoteGrader:
         try:
             intake = open_submission(entry.file, self.cluster.filename)  # read again, as the local one is
         except IntakeError as err:
+            if err.kind is Refusal.UNFINISHED:  # the machine's, for a moment: graded again later
+                return entry, None, f"{UNFINISHED}: {err.message}"
             return entry, None, err.message
         if intake.sha256 != entry.file_hash:
             return entry, None, CHANGED

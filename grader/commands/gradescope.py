@@ -26,7 +26,7 @@ import zipfile
 from pathlib import Path
 
 from ..core.errors import AuthorError
-from ..core.intake import IntakeError, take_in
+from ..core.intake import IntakeError, Refusal, take_in
 from ..core.lesson import Lesson
 from ..core.settings import Isolation, resolve
 from ..engine import shipped
@@ -127,6 +127,9 @@ def run(*, lesson: Lesson, root: Path) -> int:
         data = to_gradescope(report, execution_time=time.monotonic() - start)
     except IntakeError as err:  # nothing to grade was found
         data = failure(err.message, execution_time=time.monotonic() - start)
+        if err.kind is Refusal.UNFINISHED:  # the machine could not read it just now: no number
+            data["output"] += ". Submit again in a minute."
+            del data["score"]
     except AuthorError as err:  # the lesson in the bundle cannot be read: its author's to mend
         data = failure(
             "The checks could not run: the mistake is in the lesson, not in your code; please tell "

@@ -69,9 +69,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..core.errors import IsolationRefused, UsageError
 from ..core.inert import csv_cell, one_line
-from ..core.intake import IntakeError, open_submission
+from ..core.intake import IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
 from ..core.service import (
+    BUSY_SECONDS,
     ENVELOPE,
     LISTED,
     UPLOAD_SECONDS,
@@ -85,6 +86,7 @@ from ..core.service import (
     student_of,
     submission_id,
     token_hash,
+    too_busy,
     too_large,
     too_slow,
     upload_suffix,
@@ -392,11 +394,16 @@ def application(service: Service, wake: threading.Event) -> Starlette:
         finally:
             await form.close()
         check_upload(data, cap)
-        file = _store(uploads, service.lesson.name + upload_suffix(data, wire_name), data)
+        try:
+            file = _store(uploads, service.lesson.name + upload_suffix(data, wire_name), data)
+        except OSError:  # the service's own trouble (out of descriptors, a full disk): never the file's
+            raise too_busy() from None
         try:  # off the event loop: a notebook's intake reads and parses it, and nobody waits on it
             intake = await run_in_threadpool(open_submission, file, service.lesson.filename)
         except IntakeError as err:
             shutil.rmtree(file.parent, ignore_errors=True)
+            if err.kind is Refusal.UNFINISHED:  # the machine could not read it just now
+                raise too_busy() from None
             raise Refused(400, err.message) from None
         id_ = queue.add(student, str(file), intake.sha256)
         wake.set()
@@ -459,6 +466,8 @@ def application(service: Service, wake: threading.Event) -> Starlette:
 
     async def refused(request: Request, err: Refused) -> JSONResponse:
         extra = {"WWW-Authenticate": "Bearer"} if err.status == 401 else {}
+        if err.status == 503:
+            extra["Retry-After"] = str(BUSY_SECONDS)
         return _error(err.status, err.message, **extra)
 
     async def http_error(request: Request, err: HTTPException) -> JSONResponse:
@@ -489,16 +498,63 @@ def application(service: Service, wake: threading.Event) -> Starlette:
     )
 
 
-def _protocol(seconds: float) -> type[H11Protocol]:
+#: Connections one address may hold open at once: a browser opens six, a student's ``check
+#: --server`` one; those beyond are closed as they open.
+PER_ADDRESS = 32
+
+
+def connection_budget() -> int:
+    """Connections the service holds open at once, all addresses together: half the file
+    descriptors it may open (after raising its own limit to the most it is allowed), so that
+    the other half is always there for storing uploads, the gradebook and the grading."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to read
+        return 512
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass
+    return max(16, (65536 if soft == resource.RLIM_INFINITY else soft) // 2)
+
+
+def _protocol(seconds: float, budget: int, per_address: int = PER_ADDRESS) -> type[H11Protocol]:
     """uvicorn's HTTP/1.1 with a time limit on a request's head: a connection that has not sent
     a whole request line and its headers ``seconds`` after it opened (or after its last answer)
     is closed. uvicorn has no such limit: a client sending a byte now and then, without any
-    token, kept its connection, and enough of them took every file descriptor the service has."""
+    token, kept its connection, and enough of them took every file descriptor the service has.
+
+    And with a cap on the connections held open: at most ``per_address`` from one address and
+    ``budget`` in all; one more is closed as soon as it opens. Without it one client opening
+    connections faster than the time limit closed them took every descriptor: uploads failed
+    ("could not be read (Too many open files)", the file blamed) and every refused connection
+    wrote a traceback to the log."""
+    held: dict[str, int] = {}  # address -> connections open (one event loop: no lock needed)
 
     class Protocol(H11Protocol):
+        counted: str | None = None
+
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
+            address = self.client[0] if self.client else ""
+            if held.get(address, 0) >= per_address or sum(held.values()) >= budget:
+                transport.abort()  # its descriptor is given back at once; nothing is answered
+                return
+            held[address] = held.get(address, 0) + 1
+            self.counted = address
             self._arm()
+
+        def connection_lost(self, exc) -> None:
+            if self.counted is not None:
+                held[self.counted] -= 1
+                if not held[self.counted]:
+                    del held[self.counted]
+                self.counted = None
+            super().connection_lost(exc)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -607,8 +663,15 @@ def main(
         print("grader: tokens travel in clear over HTTP: put the service behind HTTPS", file=sys.stderr)
     workers.start()
     try:
+        budget = connection_budget()
         config = uvicorn.Config(
-            app, http=_protocol(service.upload_seconds), log_level="warning", access_log=False
+            app,
+            http=_protocol(service.upload_seconds, budget),
+            # how many waiting connections are taken at once, before any is looked at (and the
+            # ones over the cap closed): uvicorn's 2,048 took every descriptor in one go
+            backlog=max(8, min(128, budget // 4)),
+            log_level="warning",
+            access_log=False,
         )
         uvicorn.Server(config).run(sockets=[listener])
     finally:

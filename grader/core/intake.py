@@ -35,6 +35,17 @@ class Refusal(StrEnum):
 
     MISSING = "missing"  # nothing to grade was found
     UNREADABLE = "unreadable"  # something was found that cannot be graded
+    UNFINISHED = "unfinished"  # the machine could not read it just now: no grade, try again later
+
+
+#: What the system says when the machine, not the file, kept it from being read: out of file
+#: descriptors or memory, an input/output error, a network file system gone stale or slow. A
+#: file refused for one of these would have been graded 0 for a moment of the machine's.
+MACHINE_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in ("EMFILE", "ENFILE", "ENOMEM", "ENOBUFS", "EIO", "EAGAIN", "ESTALE", "ETIMEDOUT", "EINTR")
+    if hasattr(errno, name)
+)
 
 
 class Form(StrEnum):
@@ -129,7 +140,7 @@ def _locate(typed: Path, absolute: Path, filename: str, nested: bool) -> tuple[P
         hint = f" (there is {typed.with_name(other)}: the name must match exactly)" if other else ""
         raise IntakeError(f"{typed} does not exist{hint}", kind=Refusal.MISSING) from None
     except OSError as err:
-        raise IntakeError(f"{typed} could not be read ({err.strerror or err})") from None
+        raise unreadable(str(typed), err) from None
     if not stat.S_ISDIR(found.st_mode):
         return absolute.parent, absolute.name
     if nested:
@@ -142,7 +153,7 @@ def _choose(typed: Path, folder: Path, filename: str) -> str:
     try:
         names = sorted(entry.name for entry in os.scandir(folder))
     except OSError as err:
-        raise IntakeError(f"{typed} could not be read ({err.strerror or err})") from None
+        raise unreadable(str(typed), err) from None
     if filename in names:
         return filename
     same = [n for n in names if n.casefold() == filename.casefold()]
@@ -209,7 +220,7 @@ def _read(folder: Path, name: str, shown: str) -> bytes:
         _refuse_size(name, found.st_size, cap)
         raw = bounded_read(fd, cap)
     except OSError as err:
-        raise IntakeError(f"{name} could not be read ({err.strerror or err}).") from None
+        raise unreadable(name, err) from None
     finally:
         os.close(fd)
     _refuse_size(name, len(raw), cap)
@@ -229,7 +240,7 @@ def _open_at(folder: Path, name: str, shown: str) -> int:
     try:
         directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as err:
-        raise IntakeError(f"{shown} could not be read ({err.strerror or err})") from None
+        raise unreadable(shown, err) from None
     try:
         _refuse_odd(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode, name)
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -275,7 +286,20 @@ def _unopenable(name: str, err: OSError) -> IntakeError:
             f"{name} could not be read: it is a symbolic link, and the grader follows no links. "
             "Hand in your code itself, as a plain file."
         )
-    return IntakeError(f"{name} could not be read ({err.strerror or err}).")
+    return unreadable(name, err)
+
+
+def unreadable(name: str, err: OSError) -> IntakeError:
+    """Why ``name`` could not be read: the file's doing (a refusal: it is graded as unreadable),
+    or the machine's, for a moment (:data:`MACHINE_ERRNOS`: no grade now, and it says so)."""
+    why = err.strerror or str(err)
+    if err.errno in MACHINE_ERRNOS:
+        return IntakeError(
+            f"{name} could not be read just now ({why}): the grading machine's trouble, not the "
+            "student's; it is not graded until it is read again",
+            kind=Refusal.UNFINISHED,
+        )
+    return IntakeError(f"{name} could not be read ({why}).")
 
 
 def _refuse_size(name: str, size: int, cap: int) -> None:

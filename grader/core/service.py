@@ -155,6 +155,17 @@ def too_slow(seconds: float) -> Refused:
     return Refused(408, f"the file took more than {seconds:g} s to arrive: send it again")
 
 
+#: Seconds a sender is asked to wait before sending again when the service is too busy.
+BUSY_SECONDS = 30
+
+
+def too_busy() -> Refused:
+    """The refusal of an upload the service could not store or read just now (its own trouble)."""
+    return Refused(
+        503, f"the service is too busy to take your file just now: send it again in {BUSY_SECONDS} s"
+    )
+
+
 def too_large(cap: int) -> Refused:
     """The refusal of an upload over ``cap`` bytes."""
     return Refused(413, f"the file is too large: the service takes files up to {cap >> 10} KiB")

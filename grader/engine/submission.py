@@ -34,7 +34,7 @@ import numpy as np
 from ..core.authored import error_place, said
 from ..core.diagnosis import Call
 from ..core.errors import AuthorError, Failure, StudentError
-from ..core.intake import Intake, IntakeError, open_submission
+from ..core.intake import Intake, IntakeError, Refusal, open_submission
 from ..core.lesson import Lesson
 from ..core.scope import reference_calls
 from ..core.settings import Isolation, Settings
@@ -233,7 +233,7 @@ class Submission:
             else:
                 intake = open_submission(submission, lesson.filename)
         except IntakeError as err:
-            self.executor = Refused(err.message, level)
+            self.executor = Refused(err.message, level, unfinished=err.kind is Refusal.UNFINISHED)
         else:
             if level is Isolation.NONE:
                 self.executor = InProcess(intake, exercises=lesson.exercises, helpers=helpers, limits=limits)

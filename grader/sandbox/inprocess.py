@@ -322,15 +322,26 @@ class InProcess:
 
 
 class Refused:
-    """The executor of a submission that could not be taken in: nothing runs, every check says why."""
+    """The executor of a submission that could not be taken in: nothing runs, every check says
+    why. With ``unfinished`` the machine kept it from being read (not the file): no check has a
+    verdict, and the grade is unfinished."""
 
-    def __init__(self, problem: str, isolation: Isolation):
-        self.problem = problem
+    def __init__(self, problem: str, isolation: Isolation, *, unfinished: bool = False):
+        self.problem = "" if unfinished else problem
+        self.unfinished = problem if unfinished else ""
         self.isolation = isolation
-        self.signatures: dict = {}
+        self._signatures: dict = {}
+
+    @property
+    def signatures(self) -> dict:
+        if self.unfinished:
+            raise Unfinished(self.unfinished)
+        return self._signatures
 
     def call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         """Nothing runs: the call fails with the submission's problem, as every check does."""
+        if self.unfinished:
+            raise Unfinished(self.unfinished)
         raise StudentError(self.problem, kind=Failure.LOAD)
 
     audited_call = call
