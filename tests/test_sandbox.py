@@ -759,8 +759,8 @@ def test_a_file_that_signals_its_warden_while_loading_gets_one_report(tmp_path):
 
 
 #: Each way a process reaches another with a signal, tried on the worker's keeper (its parent)
-#: with signal 0 (which only asks whether it may), and the same calls on the worker itself
-#: (which may signal itself, or own a descriptor, but through fcntl alone).
+#: with signal 0 (which only asks whether it may), the same calls on the worker itself (which
+#: may signal itself, but own no descriptor), and each way it could send itself SIGCONT.
 SIGNALLING_PROBE = """
 import ctypes, errno, fcntl, signal, struct, threading
 libc = ctypes.CDLL(None, use_errno=True)
@@ -777,13 +777,13 @@ def syscall(number, *args):
 queued = ctypes.create_string_buffer(struct.pack("iii", 0, 0, -1), 128)  # si_code SI_QUEUE
 r, w = os.pipe()
 tries = {}
-for name, pid in (("keeper", keeper), ("self", me)):
+for name, pid, sig in (("keeper", keeper, 0), ("self", me, 0), ("go_on", me, signal.SIGCONT)):
     tries[name] = {
-        "kill": tried(lambda: os.kill(pid, 0)),
-        "tkill": tried(lambda: syscall(200, pid, 0)),
-        "tgkill": tried(lambda: syscall(234, pid, pid, 0)),
-        "rt_sigqueueinfo": tried(lambda: syscall(129, pid, 0, queued)),
-        "rt_tgsigqueueinfo": tried(lambda: syscall(297, pid, pid, 0, queued)),
+        "kill": tried(lambda: os.kill(pid, sig)),
+        "tkill": tried(lambda: syscall(200, pid, sig)),
+        "tgkill": tried(lambda: syscall(234, pid, pid, sig)),
+        "rt_sigqueueinfo": tried(lambda: syscall(129, pid, sig, queued)),
+        "rt_tgsigqueueinfo": tried(lambda: syscall(297, pid, pid, sig, queued)),
         "F_SETOWN": tried(lambda: fcntl.fcntl(r, fcntl.F_SETOWN, pid)),
         "FIOSETOWN": tried(lambda: fcntl.ioctl(r, 0x8901, struct.pack("i", pid))),
     }
@@ -791,11 +791,16 @@ tries["keeper"]["pidfd_send_signal"] = tried(lambda: signal.pidfd_send_signal(os
 tries["keeper"]["F_SETOWN_EX"] = tried(lambda: fcntl.fcntl(r, 15, struct.pack("ii", 1, keeper)))
 tries["keeper"]["group"] = tried(lambda: os.kill(0, 0))
 tries["keeper"]["everyone"] = tried(lambda: os.kill(-1, 0))
+tries["go_on"]["F_SETSIG"] = tried(lambda: fcntl.fcntl(w, 10, signal.SIGCONT))
+timer = ctypes.c_void_p()
+tries["go_on"]["timer_create"] = tried(lambda: syscall(222, 1, ctypes.create_string_buffer(64), ctypes.byref(timer)))
 tries["self"]["pthread_kill"] = tried(lambda: signal.pthread_kill(threading.get_ident(), 0))
 # what went otherwise than expected, alone: the whole would be longer than a message keeps
+allowed = {"kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pthread_kill"}
 seen["keeper"] = {k: v for k, v in tries["keeper"].items() if v != "EPERM"}
-seen["self"] = {k: v for k, v in tries["self"].items() if v != ("EPERM" if k == "FIOSETOWN" else "done")}
-seen["tried"] = len(tries["keeper"]) + len(tries["self"])
+seen["go_on"] = {k: v for k, v in tries["go_on"].items() if v != "EPERM"}
+seen["self"] = {k: v for k, v in tries["self"].items() if v != ("done" if k in allowed else "EPERM")}
+seen["tried"] = sum(len(t) for t in tries.values())
 """
 
 
@@ -806,8 +811,9 @@ def test_the_students_code_signals_no_process_but_its_own(tmp_path):
     moment it chose: whether the answer of the call that did it was relayed first was a race,
     and at the process level a stopped warden went unseen. Every way is refused but on itself."""
     seen = observe(tmp_path, SIGNALLING_PROBE)
-    # FIOSETOWN names its owner behind a pointer no filter reads: refused even for the worker
-    assert seen == {"keeper": {}, "self": {}, "tried": 19}, seen
+    # the worker signals itself, but never to go on (SIGCONT: the keeper's freeze is the
+    # keeper's alone), and owns no descriptor (the kernel would signal it at the keeper's reads)
+    assert seen == {"keeper": {}, "go_on": {}, "self": {}, "tried": 28}, seen
 
 
 def test_a_sandbox_lost_during_a_call_costs_that_function_alone(monkeypatch, tmp_path):
@@ -876,3 +882,73 @@ def test_an_input_kept_from_one_call_to_the_next_is_left_as_it_was(tmp_path):
         reports.append({**report, "isolation": "", "submission": ""})
     assert reports[0]["score"] == reports[0]["max_score"], reports[0]
     assert reports[1] == reports[0]
+
+
+#: center_tokens changes x in place, and puts it back when woken by SIGCONT: it makes itself
+#: the owner of its answers' pipe, with SIGCONT as the signal, so that the keeper's own read of
+#: the answer woke it while the keeper was about to look (found by helper-38).
+WAKES_ON_THE_KEEPERS_READ = """
+
+import fcntl, os, signal, stat
+_saved = []
+
+
+def _put_back(*_):
+    while _saved:
+        array, data = _saved.pop()
+        array[...] = data
+
+
+def center_tokens(x):
+    signal.signal(signal.SIGCONT, _put_back)
+    for fd in range(3, 64):
+        try:
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+            if flags & os.O_ACCMODE == os.O_WRONLY and stat.S_ISFIFO(os.fstat(fd).st_mode):
+                fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+                fcntl.fcntl(fd, 10, signal.SIGCONT)  # F_SETSIG
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_ASYNC)
+        except OSError:
+            pass
+    _saved.append((x, x.copy()))
+    x -= np.mean(x, axis=-1, keepdims=True)
+    return x.copy()
+"""
+
+#: layer_norm arms a timer that sends the worker SIGCONT every 100 µs: a freeze ended before
+#: the keeper saw it, and the call waited out its time limit, on whichever check the timing
+#: chose (found by helper-38: 14, 8, 6 and 6 of 14 in four grades).
+GOES_ON_BY_ITSELF = """
+
+import ctypes, struct
+_libc = ctypes.CDLL(None, use_errno=True)
+_right_layer_norm = layer_norm
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    signal_event = ctypes.create_string_buffer(64)
+    struct.pack_into("<qii", signal_event, 0, 0, 18, 0)  # SIGCONT, SIGEV_SIGNAL
+    timer = ctypes.c_void_p()
+    if _libc.timer_create(1, signal_event, ctypes.byref(timer)) == 0:
+        _libc.timer_settime(timer, 0, struct.pack("<qqqq", 0, 100_000, 0, 100_000), None)
+    return _right_layer_norm(x, gamma, beta, eps)
+"""
+
+
+@pytest.mark.parametrize("trick", ["wakes_on_the_keepers_read", "goes_on_by_itself"])
+def test_a_worker_cannot_end_the_keepers_freeze(trick, tmp_path):
+    """Any SIGCONT ends a stop, whoever sends it: a worker that sent itself one (through a timer,
+    or as the owner of its answers' pipe, which the keeper's read signals) ended the freeze the
+    keeper looks at the arguments in. The change put back unseen, or the call's time limit
+    waited out, fell by timing: the same file scored differently from grade to grade. The
+    worker may send itself no SIGCONT, own no descriptor, and make no timer of its own."""
+    code = WAKES_ON_THE_KEEPERS_READ if trick == "wakes_on_the_keepers_read" else GOES_ON_BY_ITSELF
+    student = tmp_path / TOY.filename
+    student.write_text(TOY.solution.read_text(encoding="utf-8") + code, encoding="utf-8")
+    reports = graded_again(student, 3)
+    assert all(r == reports[0] for r in reports), [r["score"] for r in reports]
+    statuses = {t["name"]: t["status"] for t in reports[0]["tests"]}
+    if trick == "wakes_on_the_keepers_read":  # only the check that x is left unchanged fails
+        assert [n for n, s in statuses.items() if s != "passed"] == ["centering_leaves_x_unchanged"], statuses
+    else:
+        assert reports[0]["score"] == reports[0]["max_score"], statuses

@@ -165,50 +165,71 @@ def _assembled(program: list[tuple]) -> list[tuple[int, int, int, int]]:
 
 
 #: Per machine: the calls that signal a process or a thread, with the process (or thread)
-#: as their first argument: allowed on the worker itself alone (its one thread's number is its
-#: own). pidfd_send_signal (the same everywhere) names its process by a descriptor: refused.
+#: as their first argument, by where their signal's number is (the second argument, or the
+#: third): allowed on the worker itself alone (its one thread's number is its own), and never
+#: with SIGCONT. pidfd_send_signal (the same everywhere) names its process by a descriptor:
+#: refused.
 _SIGNALLING = {
-    "x86_64": {"kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297},
-    "aarch64": {"kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240},
+    "x86_64": ({"kill": 62, "tkill": 200, "rt_sigqueueinfo": 129}, {"tgkill": 234, "rt_tgsigqueueinfo": 297}),
+    "aarch64": (
+        {"kill": 129, "tkill": 130, "rt_sigqueueinfo": 138},
+        {"tgkill": 131, "rt_tgsigqueueinfo": 240},
+    ),
 }
 PIDFD_SEND_SIGNAL = 424
-#: Per machine: ioctl, whose commands that make another process a descriptor's owner (the
-#: kernel then signals it on the descriptor's input and output) are refused in a worker:
-#: FIOSETOWN, SIOCSPGRP, TIOCSPGRP.
+#: The keeper freezes the worker (SIGSTOP, sent by the kernel at each write) while it looks at
+#: the arguments; any SIGCONT ends a stop, whoever sends it, and the worker's own ended the
+#: freeze before the keeper looked (a change put back unseen) or before it saw the stop (the
+#: call then waited out its time limit, on whichever check the timing chose).
+SIGCONT = 18
+#: Per machine: timer_create, whose timer may send any signal (SIGCONT included) named in a
+#: structure no filter can read: refused (Python's own timers are ``setitimer``'s).
+_TIMER_CREATE = {"x86_64": 222, "aarch64": 107}
+#: Per machine: ioctl, whose commands that make a process a descriptor's owner (the kernel
+#: then signals it on the descriptor's input and output) are refused in a worker: FIOSETOWN,
+#: SIOCSPGRP, TIOCSPGRP.
 _IOCTL = {"x86_64": 16, "aarch64": 29}
 OWNING = (0x8901, 0x8902, 0x5410)
-#: fcntl's F_SETOWN (allowed with the worker itself as the owner) and F_SETOWN_EX (its owner
-#: is behind a pointer no filter can read: refused).
-F_SETOWN, F_SETOWN_EX = 8, 15
+#: fcntl's F_SETOWN, F_SETSIG and F_SETOWN_EX, refused: a worker owns no descriptor, so the
+#: kernel signals nobody, the worker included, on its descriptors' input and output (the
+#: keeper's reads of the worker's answers woke a worker that owned its end, with the signal of
+#: its choice).
+OWNER_COMMANDS = (8, 10, 15)
 
 
 def refuse_new_tasks(own: int) -> bool:
     """Install the worker's filter (``own``: its process number, as it sees it): fork, vfork,
     clone and clone3 fail with EPERM, so the worker stays one thread of one process, and so
-    does every signal it would send to another process than itself, directly or through a
-    descriptor it owns. False where it cannot be installed."""
+    does every signal it would send to another process than itself, or to itself to go on
+    (SIGCONT), directly, through a timer or through a descriptor it owns. False where it
+    cannot be installed."""
     machine = platform.machine()
     known = _REFUSED.get(machine)
     if known is None or not sys.platform.startswith("linux"):
         return False
-    starting = sorted({*_STARTING[machine].values(), CLONE3, PIDFD_SEND_SIGNAL})
-    signalling = sorted(_SIGNALLING[machine].values())
+    starting = sorted({*_STARTING[machine].values(), CLONE3, PIDFD_SEND_SIGNAL, _TIMER_CREATE[machine]})
+    second, third = (sorted(calls.values()) for calls in _SIGNALLING[machine])
     program = [  # every jump goes forward: each part ends in its own verdicts
         (_LOAD, None, None, _ARCH),  # another ABI's calls were refused already: allowed here
         (_JEQ, None, "allow", known[0]),
         (_LOAD, None, None, _NR),
         *((_JEQ, "deny", None, number) for number in starting),
-        *((_JEQ, "own0", None, number) for number in signalling),
+        *((_JEQ, "signal1", None, number) for number in second),
+        *((_JEQ, "signal2", None, number) for number in third),
         (_JEQ, "fcntl", None, _FCNTL[machine]),
         (_JEQ, "ioctl", None, _IOCTL[machine]),
         (_RET, None, None, _ALLOW),
-        ("own0", _LOAD, None, None, _ARG0),
-        (_JEQ, "allow", "deny", own),
-        ("fcntl", _LOAD, None, None, _ARG1),
-        (_JEQ, "deny", None, F_SETOWN_EX),
-        (_JEQ, None, "allow", F_SETOWN),
+        ("signal1", _LOAD, None, None, _ARG0),
+        (_JEQ, None, "deny", own),
+        (_LOAD, None, None, _ARG1),
+        (_JEQ, "deny", "allow", SIGCONT),
+        ("signal2", _LOAD, None, None, _ARG0),
+        (_JEQ, None, "deny", own),
         (_LOAD, None, None, _ARG2),
-        (_JEQ, "allow", "deny", own),
+        (_JEQ, "deny", "allow", SIGCONT),
+        ("fcntl", _LOAD, None, None, _ARG1),
+        *((_JEQ, "deny", None, command) for command in OWNER_COMMANDS),
+        (_RET, None, None, _ALLOW),
         ("ioctl", _LOAD, None, None, _ARG1),
         *((_JEQ, "deny", None, command) for command in OWNING),
         ("allow", _RET, None, None, _ALLOW),

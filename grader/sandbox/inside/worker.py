@@ -302,7 +302,8 @@ def describe_exception(err: BaseException, text: str, filename: str) -> str:
         where = f" at line {found}" + (f": `{code}`" if code else "")
     if isinstance(err, RuntimeError) and "can't start new thread" in message:
         message += "; the grader runs your code as one thread of one process"
-    elif CONFINED[0] and isinstance(err, PermissionError) and err.errno == 1:  # EPERM
+    elif CONFINED[0] and isinstance(err, PermissionError) and err.errno == 1 and err.filename is None:
+        # EPERM of no file (a file's own permissions name it): one of the sandbox's refusals
         message += "; the grader's sandbox refuses it: your code may signal no process but its own"
     return f"raised {type(err).__name__}{where}" + (f" ({message})" if message else "")
 
