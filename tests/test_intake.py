@@ -10,6 +10,7 @@ a batch grades exactly what it hashed, and it leaves no temporary file behind.
 from __future__ import annotations
 
 import csv
+import fcntl
 import hashlib
 import json
 import os
@@ -349,3 +350,34 @@ def test_gradescope_follows_no_link(tmp_path):
     with pytest.raises(IntakeError, match="symbolic link") as refused:
         open_submission(submission, TOY.filename, nested=True)
     assert refused.value.kind is Refusal.UNREADABLE
+
+
+@pytest.mark.skipif(not hasattr(fcntl, "F_SETLEASE"), reason="leases are Linux's")
+def test_a_file_its_owner_holds_a_lease_on_is_refused_not_left_unfinished(tmp_path):
+    """Found by helper-39: opening a file without waiting says EAGAIN while another process
+    holds a write lease on it, which the file's owner may take (and take again each time it is
+    broken). Taken for the machine's trouble, it left the grade unfinished for as long as the
+    owner liked; it is the file's doing: refused as unreadable, as before."""
+    student = tmp_path / "toy.py"
+    student.write_text("x = 1\n")
+    ready, done = os.pipe()
+    holder = os.fork()
+    if holder == 0:  # takes a write lease, says so, holds it until told to stop
+        try:
+            fd = os.open(student, os.O_RDWR)
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+            os.write(done, b"x")
+            time.sleep(60)  # ended by the test
+        finally:
+            os._exit(0)
+    try:
+        os.close(done)
+        assert os.read(ready, 1) == b"x"
+        with pytest.raises(IntakeError) as refused:
+            open_submission(student, "toy.py")
+        assert refused.value.kind is Refusal.UNREADABLE, refused.value.message
+        assert "could not be read (Resource temporarily unavailable)" in refused.value.message
+    finally:
+        os.kill(holder, signal.SIGTERM)
+        os.waitpid(holder, 0)
+        os.close(ready)

@@ -153,7 +153,8 @@ def test_no_file_can_be_locked_or_watched(tmp_path):
     a lock on the descriptor every process of a sandbox shared outlived the student who took it
     (a red team carried a hidden check's input to the next classmate's report in locks on
     /dev/null). The filter refuses every way to lock a file or read its locks, leases, and
-    watches; fcntl's other commands (flags, owner, signal: the keeper's watch uses them) work."""
+    watches; fcntl's other commands work (flags), but for owning a descriptor, which a worker
+    may not (the kernel would signal it: see test_a_worker_cannot_end_the_keepers_freeze)."""
     seen = observe(
         tmp_path,
         """
@@ -191,7 +192,7 @@ def test_no_file_can_be_locked_or_watched(tmp_path):
     )
     refused = ("ofd-set", "ofd-get", "posix-set", "posix-get", "lockf", "flock", "dnotify", "inotify")
     assert {name: seen[name] for name in refused} == dict.fromkeys(refused, "EPERM"), seen
-    assert seen["flags"] == seen["owner"] == "allowed"
+    assert seen["flags"] == "allowed" and seen["owner"] == "EPERM", seen
 
 
 def test_its_folder_lives_in_memory_and_is_capped(tmp_path):
@@ -952,3 +953,27 @@ def test_a_worker_cannot_end_the_keepers_freeze(trick, tmp_path):
         assert [n for n, s in statuses.items() if s != "passed"] == ["centering_leaves_x_unchanged"], statuses
     else:
         assert reports[0]["score"] == reports[0]["max_score"], statuses
+
+
+def test_a_worker_stays_undumpable_and_cannot_lower_its_own_share_of_the_core(tmp_path):
+    """Found by helper-39: a worker made itself dumpable again (prctl), which gave its /proc
+    files to its own user, and wrote 19 to /proc/self/autogroup: it then ran at a sixtieth of its
+    core whenever anything else ran there, its waits counted as the machine's, and its grade was
+    unfinished (no grade, graded again, without end) at will. prctl(PR_SET_DUMPABLE) is refused."""
+    seen = observe(
+        tmp_path,
+        """
+        import ctypes, errno
+        libc = ctypes.CDLL(None, use_errno=True)
+        seen["dumpable"] = libc.prctl(4, 1, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM
+        seen["still"] = libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+        try:
+            with open("/proc/self/autogroup", "w") as f:
+                f.write("19")
+            seen["autogroup"] = "written"
+        except OSError as err:
+            seen["autogroup"] = errno.errorcode.get(err.errno, str(err.errno))
+    """,
+    )
+    assert seen["dumpable"] is True and seen["still"] == 0, seen
+    assert seen["autogroup"] in ("EACCES", "EPERM"), seen

@@ -315,3 +315,14 @@ def test_a_flood_of_connections_from_one_address_stalls_no_other_student(tmp_pat
         server.stop()
     log = server.log.read_text(errors="replace")
     assert "Too many open files" not in log and "Traceback" not in log, log[-2000:]
+
+
+def test_the_cap_counts_an_ipv6_client_by_its_network():
+    """Found by helper-39: every IPv6 client has a /64 of addresses, one per connection if it
+    likes, so a cap per address held nothing there; it counts the /64. An IPv4 client reaching
+    a dual-stack socket counts as its IPv4 address."""
+    from grader.commands.serve import client_key
+
+    assert client_key("2001:db8::1") == client_key("2001:db8::ffff:1") != client_key("2001:db8:0:1::1")
+    assert client_key("::ffff:10.0.0.1") == client_key("10.0.0.1") == "10.0.0.1"
+    assert client_key("127.0.0.1") != client_key("127.0.0.2")

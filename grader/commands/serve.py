@@ -41,6 +41,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import ipaddress
 import json
 import math
 import os
@@ -522,6 +523,21 @@ def connection_budget() -> int:
     return max(16, (65536 if soft == resource.RLIM_INFINITY else soft) // 2)
 
 
+def client_key(host: str) -> str:
+    """What the per-address cap counts a client under: its IPv4 address, or its IPv6 address's
+    /64 (one household's, or one machine's, network: an address of its own for each connection
+    is free there)."""
+    try:
+        address = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return host
+    if address.version == 6:
+        if address.ipv4_mapped is not None:  # an IPv4 client of a dual-stack socket
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
 def _protocol(seconds: float, budget: int, per_address: int = PER_ADDRESS) -> type[H11Protocol]:
     """uvicorn's HTTP/1.1 with a time limit on a request's head: a connection that has not sent
     a whole request line and its headers ``seconds`` after it opened (or after its last answer)
@@ -540,7 +556,7 @@ def _protocol(seconds: float, budget: int, per_address: int = PER_ADDRESS) -> ty
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
-            address = self.client[0] if self.client else ""
+            address = client_key(self.client[0] if self.client else "")
             if held.get(address, 0) >= per_address or sum(held.values()) >= budget:
                 transport.abort()  # its descriptor is given back at once; nothing is answered
                 return

@@ -40,10 +40,12 @@ class Refusal(StrEnum):
 
 #: What the system says when the machine, not the file, kept it from being read: out of file
 #: descriptors or memory, an input/output error, a network file system gone stale or slow. A
-#: file refused for one of these would have been graded 0 for a moment of the machine's.
+#: file refused for one of these would have been graded 0 for a moment of the machine's. Not
+#: EAGAIN: opening a file (without waiting) says it when another process holds a lease on it,
+#: which the file's owner may take, and keep taking (a red team kept its grade unfinished so).
 MACHINE_ERRNOS = frozenset(
     getattr(errno, name)
-    for name in ("EMFILE", "ENFILE", "ENOMEM", "ENOBUFS", "EIO", "EAGAIN", "ESTALE", "ETIMEDOUT", "EINTR")
+    for name in ("EMFILE", "ENFILE", "ENOMEM", "ENOBUFS", "EIO", "ESTALE", "ETIMEDOUT", "EINTR")
     if hasattr(errno, name)
 )
 

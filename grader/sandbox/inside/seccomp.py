@@ -195,14 +195,20 @@ OWNING = (0x8901, 0x8902, 0x5410)
 #: keeper's reads of the worker's answers woke a worker that owned its end, with the signal of
 #: its choice).
 OWNER_COMMANDS = (8, 10, 15)
+#: Per machine: prctl, refused with PR_SET_DUMPABLE: the worker is not dumpable (the warden is
+#: not, and it forks everything), so its /proc files are root's; made dumpable again, it wrote
+#: 19 to its own /proc/self/autogroup and ran at a sixtieth of its core whenever anything else
+#: ran there: its waits counted as the machine's, and it made its grade unfinished at will.
+_PRCTL = {"x86_64": 157, "aarch64": 167}
+PR_SET_DUMPABLE = 4
 
 
 def refuse_new_tasks(own: int) -> bool:
     """Install the worker's filter (``own``: its process number, as it sees it): fork, vfork,
     clone and clone3 fail with EPERM, so the worker stays one thread of one process, and so
     does every signal it would send to another process than itself, or to itself to go on
-    (SIGCONT), directly, through a timer or through a descriptor it owns. False where it
-    cannot be installed."""
+    (SIGCONT), directly, through a timer or through a descriptor it owns; and it stays
+    undumpable (:data:`PR_SET_DUMPABLE`). False where it cannot be installed."""
     machine = platform.machine()
     known = _REFUSED.get(machine)
     if known is None or not sys.platform.startswith("linux"):
@@ -218,7 +224,10 @@ def refuse_new_tasks(own: int) -> bool:
         *((_JEQ, "signal2", None, number) for number in third),
         (_JEQ, "fcntl", None, _FCNTL[machine]),
         (_JEQ, "ioctl", None, _IOCTL[machine]),
+        (_JEQ, "prctl", None, _PRCTL[machine]),
         (_RET, None, None, _ALLOW),
+        ("prctl", _LOAD, None, None, _ARG0),
+        (_JEQ, "deny", "allow", PR_SET_DUMPABLE),
         ("signal1", _LOAD, None, None, _ARG0),
         (_JEQ, None, "deny", own),
         (_LOAD, None, None, _ARG1),
