@@ -959,7 +959,8 @@ def test_a_worker_stays_undumpable_and_cannot_lower_its_own_share_of_the_core(tm
     """Found by helper-39: a worker made itself dumpable again (prctl), which gave its /proc
     files to its own user, and wrote 19 to /proc/self/autogroup: it then ran at a sixtieth of its
     core whenever anything else ran there, its waits counted as the machine's, and its grade was
-    unfinished (no grade, graded again, without end) at will. prctl(PR_SET_DUMPABLE) is refused."""
+    unfinished (no grade, graded again, without end) at will. prctl(PR_SET_DUMPABLE) is refused,
+    and so is execve (helper-40: a new program is dumpable again, and did the same)."""
     seen = observe(
         tmp_path,
         """
@@ -967,6 +968,10 @@ def test_a_worker_stays_undumpable_and_cannot_lower_its_own_share_of_the_core(tm
         libc = ctypes.CDLL(None, use_errno=True)
         seen["dumpable"] = libc.prctl(4, 1, 0, 0, 0) == -1 and ctypes.get_errno() == errno.EPERM
         seen["still"] = libc.prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+        try:  # a new program is dumpable again (helper-40): refused before its path is looked up
+            os.execv("/nonexistent/program", ["program"])
+        except OSError as err:
+            seen["exec"] = errno.errorcode.get(err.errno, str(err.errno))
         try:
             with open("/proc/self/autogroup", "w") as f:
                 f.write("19")
@@ -975,5 +980,5 @@ def test_a_worker_stays_undumpable_and_cannot_lower_its_own_share_of_the_core(tm
             seen["autogroup"] = errno.errorcode.get(err.errno, str(err.errno))
     """,
     )
-    assert seen["dumpable"] is True and seen["still"] == 0, seen
+    assert seen["dumpable"] is True and seen["still"] == 0 and seen["exec"] == "EPERM", seen
     assert seen["autogroup"] in ("EACCES", "EPERM"), seen

@@ -105,10 +105,13 @@ _FCNTL = {"x86_64": 72, "aarch64": 25}
 #: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_NOTIFY.
 LOCKING = (5, 6, 7, 36, 37, 38, 1024, 1026)
 
-#: Per machine: the calls that start a process or a thread (clone3 is the same everywhere).
+#: Per machine: the calls that start a process or a thread (clone3 is the same everywhere),
+#: or another program in the worker's place: execve and execveat (a new program is dumpable
+#: again, whatever the process was: its /proc files its own user's, and a red team's wrote 19
+#: to its /proc/self/autogroup, which made its waits the machine's and its grade unfinished).
 _STARTING = {
-    "x86_64": {"clone": 56, "fork": 57, "vfork": 58},
-    "aarch64": {"clone": 220},
+    "x86_64": {"clone": 56, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322},
+    "aarch64": {"clone": 220, "execve": 221, "execveat": 281},
 }
 CLONE3 = 435
 
@@ -205,7 +208,8 @@ PR_SET_DUMPABLE = 4
 
 def refuse_new_tasks(own: int) -> bool:
     """Install the worker's filter (``own``: its process number, as it sees it): fork, vfork,
-    clone and clone3 fail with EPERM, so the worker stays one thread of one process, and so
+    clone, clone3, execve and execveat fail with EPERM, so the worker stays one thread of one
+    process running the grader's Python, and so
     does every signal it would send to another process than itself, or to itself to go on
     (SIGCONT), directly, through a timer or through a descriptor it owns; and it stays
     undumpable (:data:`PR_SET_DUMPABLE`). False where it cannot be installed."""
