@@ -8,6 +8,7 @@ taken in: nothing runs, and every check says why.
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import threading
@@ -22,7 +23,8 @@ from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
 from .clock import CPU, IDLE, WALL, KeptUsage, Stopwatch, Usage, read_usage, stopped_message
-from .inside.worker import LoadProblem, Program
+from .inside.worker import LoadProblem, Program, answer_of, encode, read_frame
+from .standin import failure_reply, request_problem
 
 try:
     import _signal  # CPython's own, below the signal module
@@ -250,6 +252,26 @@ def _copy(value):
     return np.array(value, copy=True)
 
 
+def _stand_in(name: str, function):
+    """The reference's ``function`` as the student's code calls it in place of its own ``name``:
+    the arguments as a sandbox's wire carries them, the same bounds, the same exceptions
+    (:mod:`.standin`), so that ``check`` scores a file as ``grade`` does."""
+
+    def stand_in(*args, **kwargs):
+        carried = read_frame(io.BytesIO(encode({"args": list(args), "kwargs": kwargs})).read)
+        args, kwargs = carried["args"], carried["kwargs"]
+        reply = request_problem(name, args, kwargs)
+        if reply is None:
+            try:
+                reply = {"type": "return", "value": function(*args, **kwargs)}
+            except Exception as err:  # noqa: BLE001 - the student's arguments; a time limit passes
+                reply = failure_reply(name, err)
+        return answer_of(reply)
+
+    stand_in.__name__ = name
+    return stand_in
+
+
 def _outcome(said: dict, *, value=None, mutated: tuple[str, ...] = ()) -> CallOutcome:
     """A :class:`grader.sandbox.inside.worker.Program` outcome (trusted: it ran here) as a CallOutcome."""
     if said["ok"]:
@@ -277,7 +299,7 @@ class InProcess:
         self.problem = self.unfinished = ""
         self._signatures: dict = {}
         try:
-            helper = helpers.__getitem__ if helpers else None
+            helper = (lambda name: _stand_in(name, helpers[name])) if helpers else None
             self.program = Program(intake.source, intake.shown, exercises, helper, passthrough=(Alarm,))
             with time_limit(call_timeout):
                 self._signatures = student_strings(self.program.signatures())

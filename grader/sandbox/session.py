@@ -24,8 +24,6 @@ import signal
 import time
 from contextlib import contextmanager
 
-import numpy as np
-
 from ..core.errors import Failure, StudentError, StudentTimeout, Unfinished
 from ..core.exact import arguments_digest, nbytes
 from ..core.inert import student_strings, student_text
@@ -37,6 +35,7 @@ from .cores import Shared
 from .inprocess import Alarm, time_limit
 from .inside import worker
 from .inside.worker import Channel, WireError
+from .standin import failure_reply, request_problem
 from .wardens import (
     START_TIMEOUT,
     Deadline,
@@ -47,12 +46,6 @@ from .wardens import (
     release,
 )
 
-#: Elements an array may hold, and the longest axis, when a student's function calls a
-#: reference helper: far more than any check uses (T <= 6, D <= 16), far less than a risk.
-HELPER_ELEMENTS = 1 << 16
-HELPER_AXIS = 64
-#: Arguments a reference helper may be given, at most.
-HELPER_ARGUMENTS = 16
 #: The reference's answers a submission's sandbox keeps, at most, and the bytes of arrays they
 #: may hold together (see Sandboxed.answered): the student's code chooses the questions.
 HELPER_ANSWERS = 4096
@@ -606,16 +599,9 @@ class Sandboxed(Deadlined):
             shown = helper if isinstance(helper, str) else "that function"
             return {"type": "raise", "exc": "RuntimeError", "message": f"{shown[:100]} is not available here"}
         args, kwargs = request.get("args", ()), request.get("kwargs", {})
-        if not (
-            isinstance(args, tuple)
-            and isinstance(kwargs, dict)
-            and all(isinstance(k, str) for k in kwargs)
-            and len(args) + len(kwargs) <= HELPER_ARGUMENTS
-        ):
-            return {"type": "raise", "exc": "TypeError", "message": "bad arguments"}
-        problem = _helper_arguments_problem(helper, [*args, *kwargs.values()])
-        if problem:
-            return {"type": "raise", "exc": "ValueError", "message": f"{helper}: {problem}"}
+        refused = request_problem(helper, args, kwargs)  # as in the student's own process
+        if refused is not None:
+            return refused
         key = None
         if self.answered is not None:
             digest = arguments_digest({"args": tuple(args), "kwargs": tuple(kwargs.items())})
@@ -644,12 +630,8 @@ class Sandboxed(Deadlined):
                 "exc": "RuntimeError",
                 "message": f"{helper} took too long on these inputs",
             }
-        except MemoryError:
-            return {"type": "raise", "exc": "MemoryError", "message": f"{helper} needs too much memory here"}
-        except (ValueError, TypeError) as err:
-            return {"type": "raise", "exc": type(err).__name__, "message": str(err)[:300]}
         except Exception as err:  # noqa: BLE001 - bad input from the student's side
-            return {"type": "raise", "exc": "ValueError", "message": f"{helper} failed: {str(err)[:300]}"}
+            return failure_reply(helper, err)
         return {"type": "return", "value": value}
 
     @staticmethod
@@ -695,31 +677,6 @@ def _plain_signatures(described) -> dict | None:
         ):
             return None
     return described
-
-
-def _helper_arguments_problem(helper: str, values: list) -> str:
-    """Why these arguments may not reach the reference ('' if they may).
-
-    Each array is small, and arrays with batch axes (all but the last two) share them
-    exactly: the reference's contract has one batch, and weights without one. Batch
-    axes that broadcast against each other would multiply the work the reference does.
-    None passes as it is: it is how a student passes on an argument whose default is None,
-    which the checker's own process accepts too.
-    """
-    batches = set()
-    for value in values:
-        if isinstance(value, np.ndarray):
-            if value.size > HELPER_ELEMENTS or max(value.shape, default=0) > HELPER_AXIS:
-                return f"an array of shape {value.shape} is larger than the checks ever use"
-            if value.ndim > 2:
-                batches.add(value.shape[:-2])
-        elif value is None:
-            continue
-        elif not isinstance(value, (bool, int, float)) or (isinstance(value, int) and abs(value) > 1 << 20):
-            return f"an argument of type {type(value).__name__} is not accepted"
-    if len(batches) > 1:
-        return f"arrays whose batch axes differ ({', '.join(str(b) for b in sorted(batches))})"
-    return ""
 
 
 @contextmanager

@@ -425,6 +425,17 @@ class Program:
         return {"ok": True, "value": value}
 
 
+def answer_of(reply: dict):
+    """What a call of a stand-in gives the student's code for the reference's ``reply``: its
+    value, or the exception it raises (ValueError and TypeError as the reference raised them,
+    anything else a RuntimeError)."""
+    if reply.get("type") == "return":
+        return reply["value"]
+    raise {"ValueError": ValueError, "TypeError": TypeError}.get(reply.get("exc"), RuntimeError)(
+        reply.get("message", "")
+    )
+
+
 def check_value(name: str, value) -> str:
     """Why ``value`` may not be returned ('' if it may): plain numeric arrays or tuples of them."""
     if type(value) is tuple:
@@ -594,11 +605,7 @@ def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> 
                 channel.write(question)
                 reply = channel.receive()
                 answers.put(name, question, reply)
-            if reply.get("type") == "return":
-                return reply["value"]
-            raise {"ValueError": ValueError, "TypeError": TypeError}.get(reply.get("exc"), RuntimeError)(
-                reply.get("message", "")
-            )
+            return answer_of(reply)
 
         stand_in.__name__ = name
         return stand_in
