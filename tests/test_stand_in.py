@@ -65,5 +65,8 @@ def test_the_bounds_cap_the_work_not_the_shapes_honest_code_makes():
     assert "larger" in arguments_problem([np.zeros((1, HELPER_AXIS + 1))])
     assert "larger" in arguments_problem([np.zeros((600, 600))])  # elements, all together
     assert "batch axes" in arguments_problem([np.zeros((2, 3, 4)), np.zeros((5, 3, 4))])
+    # a tuple of vectors is a matrix: no batch axes of its own to differ from another's
+    assert arguments_problem([(np.zeros(3), np.zeros(3)), np.zeros((2, 4, 5))]) == ""
+    assert "batch axes" in arguments_problem([(np.zeros((3, 4, 5)),) * 2, np.zeros((3, 4, 5))])
     assert "not accepted" in arguments_problem([((np.zeros(2),),)])
     assert "not accepted" in arguments_problem(["text"])

@@ -549,23 +549,27 @@ def _protocol(seconds: float, budget: int, per_address: int = PER_ADDRESS) -> ty
     connections faster than the time limit closed them took every descriptor: uploads failed
     ("could not be read (Too many open files)", the file blamed) and every refused connection
     wrote a traceback to the log."""
-    held: dict[str, int] = {}  # address -> connections open (one event loop: no lock needed)
+    # address -> connections open, and all of them ("" keys the total: no address is empty
+    # once made a key); one event loop: no lock needed
+    held: dict[str, int] = {"": 0}
 
     class Protocol(H11Protocol):
         counted: str | None = None
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
-            address = client_key(self.client[0] if self.client else "")
-            if held.get(address, 0) >= per_address or sum(held.values()) >= budget:
+            address = client_key(self.client[0] if self.client else "?")
+            if held.get(address, 0) >= per_address or held[""] >= budget:
                 transport.abort()  # its descriptor is given back at once; nothing is answered
                 return
             held[address] = held.get(address, 0) + 1
+            held[""] += 1
             self.counted = address
             self._arm()
 
         def connection_lost(self, exc) -> None:
             if self.counted is not None:
+                held[""] -= 1
                 held[self.counted] -= 1
                 if not held[self.counted]:
                     del held[self.counted]

@@ -37,23 +37,20 @@ def arguments_problem(values: list) -> str:
     batches, elements = set(), 0
     for value in values:
         items = value if isinstance(value, tuple) else (value,)
-        if isinstance(value, tuple) and len(value) > HELPER_ARGUMENTS:
-            return f"a tuple of {len(value)} items is more than the checks ever use"
-        shapes = {item.shape for item in items if isinstance(item, np.ndarray)}
-        stacked = (
-            isinstance(value, tuple)
-            and len(shapes) == 1
-            and len(value) == len([item for item in items if isinstance(item, np.ndarray)])
-        )
-        if stacked:  # arrays of one shape: the one array numpy makes of them (a cache's k and v)
-            batches.add(((len(value), *shapes.pop()))[:-2])
+        if len(items) > HELPER_ARGUMENTS:
+            return f"a tuple of {len(items)} items is more than the checks ever use"
+        arrays = [item for item in items if isinstance(item, np.ndarray)]
+        if isinstance(value, tuple) and arrays and len(arrays) == len(value):
+            if len({a.shape for a in arrays}) == 1:  # the one array numpy makes of them (k and v)
+                arrays = [np.broadcast_to(arrays[0], (len(value), *arrays[0].shape))]
+        for array in arrays:
+            if array.ndim > 2:
+                batches.add(array.shape[:-2])
         for item in items:
             if isinstance(item, np.ndarray):
                 elements += item.size
                 if elements > HELPER_ELEMENTS or max(item.shape, default=0) > HELPER_AXIS:
                     return f"an array of shape {item.shape} is larger than the checks ever use"
-                if item.ndim > 2 and not stacked:
-                    batches.add(item.shape[:-2])
             elif item is None:
                 continue
             elif isinstance(item, tuple):

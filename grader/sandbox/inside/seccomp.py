@@ -209,10 +209,10 @@ PR_SET_DUMPABLE = 4
 def refuse_new_tasks(own: int) -> bool:
     """Install the worker's filter (``own``: its process number, as it sees it): fork, vfork,
     clone, clone3, execve and execveat fail with EPERM, so the worker stays one thread of one
-    process running the grader's Python, and so
-    does every signal it would send to another process than itself, or to itself to go on
-    (SIGCONT), directly, through a timer or through a descriptor it owns; and it stays
-    undumpable (:data:`PR_SET_DUMPABLE`). False where it cannot be installed."""
+    process running the grader's Python; so does every signal it would send to another
+    process than itself, or to itself to go on (SIGCONT), directly, through a timer or through
+    a descriptor it owns; and it stays undumpable (:data:`PR_SET_DUMPABLE`). False where it
+    cannot be installed."""
     machine = platform.machine()
     known = _REFUSED.get(machine)
     if known is None or not sys.platform.startswith("linux"):
