@@ -16,7 +16,8 @@ and of the worker (read from /proc), their sum, and each one's time split into i
 rounds with DIR's code, each right after this code's, so that whatever else the machine does
 hits both alike. ``--grades N`` also times N interleaved runs of ``grade --format json`` of the
 reference and of the gallery's typical mistakes with each checkout (wall, and processor time of
-the command and all it waited for, the sandbox included). Every figure is a median.
+the command and every process it started, the sandbox included, where a control group can count
+it: ``benchmarks/processor.py``). Every figure is a median.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE))
+
+from benchmarks.processor import Clock  # noqa: E402
+
+#: Times each ``grade`` of ``--grades`` (see benchmarks/processor.py); closed as the run ends.
+CLOCK = Clock()
 KINDS = ("plain", "callbacks")
 GRADED = {
     "reference": "solutions/attention.py",
@@ -135,17 +142,10 @@ def _child(root: Path, calls: int) -> dict:
 
 
 def _grade(root: Path, path: str) -> tuple[float, float]:
-    """Wall and processor seconds of one ``grade`` in a fresh process (its sandbox included)."""
-    began = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "grader", "grade", path, "--format", "json"],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _, _, usage = os.wait4(proc.pid, 0)
-    proc.returncode = 0  # waited for above
-    return time.perf_counter() - began, usage.ru_utime + usage.ru_stime
+    """Wall and processor seconds of one ``grade`` in a fresh process (its sandbox included where
+    a control group can count it: ``benchmarks/processor.py``)."""
+    took = CLOCK.run([sys.executable, "-m", "grader", "grade", path, "--format", "json"], cwd=root)
+    return took.wall, took.cpu
 
 
 def _codes(baseline: Path | None) -> dict[str, Path]:
@@ -239,8 +239,10 @@ def main() -> None:
         return
     _print_calls(result["calls"])
     if args.grades:
+        print(f"({CLOCK.describe()})")
         _print_grades(result["grades"])
 
 
 if __name__ == "__main__":
-    main()
+    with CLOCK:
+        main()

@@ -10,7 +10,8 @@ floor*, ``python -c "import numpy, hypothesis, pytest"`` measured in the same ro
 * ``check`` (in the checker's process) and ``grade --format json`` (sandboxed) on the first
   lesson's reference, its stub (the release's untouched ``exercises/attention.py``) and the
   gallery's typical-mistakes file: wall time and processor time (user + system of the command and
-  every process it waited for, its sandbox included), each command a fresh process;
+  every process it started, its sandbox included, counted by a control group: see
+  ``benchmarks/processor.py``), each command a fresh process;
 * ``batch`` of a class of ``--size`` students (a third each: the reference, the typical mistakes,
   the stub; every file made unique by a comment), into a fresh gradebook each round, with the
   batch's own default jobs: wall time per submission and submissions per minute;
@@ -38,7 +39,6 @@ import importlib.util
 import io
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -51,7 +51,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.processor import Clock  # noqa: E402
 from tests.support import ATTENTION  # noqa: E402
+
+#: Times every command of the run (see benchmarks/processor.py); closed as the run ends.
+CLOCK = Clock()
 
 TYPICAL = ATTENTION.gallery / "typical-mistakes" / ATTENTION.filename
 STUB = ATTENTION.stubs
@@ -99,7 +103,7 @@ TARGETS = {
 @dataclass(frozen=True)
 class Timed:
     wall: float  # seconds
-    cpu: float  # seconds of user + system time of the command and its waited-for descendants
+    cpu: float  # seconds of user + system time of the command and every process it started
 
 
 #: nbgrader runs ``alembic`` by name: this Python's own scripts come first on the PATH.
@@ -112,15 +116,10 @@ TOOLS = {
 def timed(argv: list[str], cwd: Path = ROOT, env: dict | None = None, check: bool = False) -> Timed:
     """Run ``argv`` to its end; its wall and processor time."""
     env = TOOLS if env is None else env
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = CLOCK.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
     if check and done.returncode != 0:
         sys.exit(f"{' '.join(str(a) for a in argv[:5])} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Timed(wall, cpu)
+    return Timed(done.wall, done.cpu)
 
 
 def compiled(tree: Path) -> None:
@@ -303,6 +302,7 @@ def main() -> int:
     medians = {name: median(values) for name, values in runs.items()}
     floor = medians[FLOOR]
     figures: dict[str, dict] = {}
+    print(f"({CLOCK.describe()})")
     print(f"Single commands, each a fresh process: medians of {args.repeat} interleaved rounds")
     print(f"  {'':<26}{'wall':>9}{'x floor':>9}{'cpu':>9}{'x floor':>9}")
     for name, m in medians.items():
@@ -372,4 +372,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with CLOCK:
+        sys.exit(main())
