@@ -57,7 +57,10 @@ class Clock:
     def __init__(self):
         self.group: Path | None = None
         self.read = None
-        for root, read, marker in ((_V2, _v2_seconds, "cgroup.controllers"), (_V1, _v1_seconds, "cpuacct.usage")):
+        for root, read, marker in (
+            (_V2, _v2_seconds, "cgroup.controllers"),
+            (_V1, _v1_seconds, "cpuacct.usage"),
+        ):
             if not (root / marker).is_file():
                 continue
             group = root / f"grader-benchmark-{os.getpid()}"
