@@ -20,7 +20,7 @@ from .support import ROOT
 PACKAGE = ROOT / "grader"
 #: The package of the files a sandbox runs (copied there as they are), and its modules.
 INSIDE = "grader.sandbox.inside"
-LOOSE = (INSIDE, *(f"{INSIDE}.{name}" for name in ("worker", "relay", "seccomp", "warden")))
+LOOSE = (INSIDE, *(f"{INSIDE}.{name}" for name in ("worker", "seccomp", "warden")))
 LAYERS = (
     "loose",
     "grader.core",

@@ -2,11 +2,12 @@
 
 * :mod:`.inprocess`: in the checker's own process (isolation ``none``), or not at all
   (a submission that was refused);
-* :mod:`.session`: in a sandbox, one worker per submission, each call watched by its keeper;
+* :mod:`.session`: in a sandbox, one worker per submission, each call watched from the grading
+  process (:mod:`.watching`);
 * :mod:`.wardens`: the sandboxes themselves and the isolation levels.
 
-The code that runs inside a sandbox (``grader/sandbox/inside/``: ``worker.py``, ``relay.py``,
-``seccomp.py`` and ``warden.py``) is copied into it as loose files: it imports
+The code that runs inside a sandbox (``grader/sandbox/inside/``: ``worker.py``, ``seccomp.py``
+and ``warden.py``) is copied into it as loose files: it imports
 only itself, the standard library and numpy, never this package.
 
 Every executor has the same face, :class:`Executor`: ``problem`` (why the file cannot be

@@ -1,10 +1,10 @@
 """One core for a submission's calls: the grading process and the sandbox processes it talks to.
 
-A call into the sandbox is a relay: the grading process writes, the keeper reads and writes, the
-worker runs the student's function and writes, the keeper, then the grading process, read. Each
-one waits for the last, so only one of them runs at any moment. Where the system lets them run on
-any core, each hand-over may wake a process on another core than the writer's; on a virtual
-machine that wake-up is an interrupt between processors through the hypervisor, tens of
+A call into the sandbox is a hand-over: the grading process writes, the worker runs the student's
+function and writes (the kernel stops it there), the grading process reads, looks and lets it go
+on. Each one waits for the other, so only one of them runs at any moment. Where the system lets
+them run on any core, each hand-over may wake a process on another core than the writer's; on a
+virtual machine that wake-up is an interrupt between processors through the hypervisor, tens of
 microseconds, against a few for a switch on the same core (a pipe's round trip between two
 processes measured 42 to 83 µs across the two cores of the development machine, 9 µs with both
 on one). So, once a submission's worker is running, :class:`Shared` keeps the grading process

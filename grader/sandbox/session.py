@@ -3,15 +3,15 @@
 The trusted side (this module, in the process that holds the checks, the
 reference and the scores) hands the student's file to a keeper the sandbox's
 warden starts for it (:mod:`grader.sandbox.wardens`), which forks a worker for it.
-Calls go to the worker one at a time through the keeper, which watches what
-each one does to its arguments (:mod:`grader.sandbox.inside.relay`); answers come back in a
-format that cannot execute code (:mod:`grader.sandbox.inside.worker`). When the student's code calls another graded
+Calls go to the worker one at a time, straight from this process, which watches what each
+one does to its arguments while the kernel holds the worker stopped (:mod:`.watching`);
+answers come back in a format that cannot execute code (:mod:`grader.sandbox.inside.worker`). When the student's code calls another graded
 function, the worker asks back and the reference runs here.
 
 Limits: a limit of processor time per call and one per submission, counted on the
 worker's own clock (the worker may start no process and no thread, so its processor time
-is all the student's code used), plus the keeper's and the reference's work done for the
-call, read from outside (/proc) and enforced here: the worker is ended when it is over. A wall-clock guard far above them stops a call the machine did not let run;
+is all the student's code used), plus the work done here for the call (the reference's, and
+watching its arguments), read from outside (/proc) and enforced here: the worker is ended when it is over. A wall-clock guard far above them stops a call the machine did not let run;
 that call is *unfinished*, not the student's failure (:mod:`.clock` says how the two are
 told apart). Everything the student started is ended when the submission is done.
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import threading
 import time
 from contextlib import contextmanager
 
@@ -34,7 +35,7 @@ from .clock import CPU, WALL, WALL_FACTOR, KeptUsage, Stopwatch, Usage, stopped_
 from .cores import Shared
 from .inprocess import Alarm, time_limit
 from .inside import worker
-from .inside.worker import Channel, WireError
+from .inside.worker import FREEZES, WireError
 from .standin import failure_reply, request_problem
 from .wardens import (
     START_TIMEOUT,
@@ -45,6 +46,7 @@ from .wardens import (
     acquire,
     release,
 )
+from .watching import Arena, Frozen, Watched
 
 #: The reference's answers a submission's sandbox keeps, at most, and the bytes of arrays they
 #: may hold together (see Sandboxed.answered): the student's code chooses the questions.
@@ -74,6 +76,12 @@ NOT_STARTED = (
     "This is not a mistake of yours: tell your instructor."
 )
 
+#: What every check of a submission says when the grader could not find its worker's process to
+#: watch it (the machine's fault: /proc unreadable).
+NOT_WATCHED = (
+    "The grader could not watch the sandbox your code runs in. "
+    "This is not a mistake of yours: tell your instructor."
+)
 #: The kinds of failure a worker may report.
 OUTCOME_KINDS = (Failure.MISSING, Failure.NOT_IMPLEMENTED, Failure.RAISED, Failure.RETURN)
 
@@ -100,7 +108,7 @@ def _signal_name(number: int) -> str:
 
 
 class Sandboxed(Deadlined):
-    """Runs one student's file in a sandbox: a worker for its calls, each one watched by the keeper."""
+    """Runs one student's file in a sandbox: a worker for its calls, each one watched from here."""
 
     def __init__(
         self,
@@ -125,13 +133,15 @@ class Sandboxed(Deadlined):
         self.fresh = False  # an example began since the last call: the worker seeds its generators
         self.watch: Stopwatch | None = None  # the clocks of the call (or load) being waited for
         self.worker_pid: int | None = None  # the worker, as this side's /proc numbers it
-        # its clocks and its keeper's, read through /proc files kept open (never another process's)
+        # its clock, read through a /proc file kept open (never another process's), and the
+        # clock of the thread here that makes its calls (:meth:`_trusted_usage`)
         self.worker_clock: KeptUsage | None = None
-        self.keeper_clock: KeptUsage | None = None
+        self.trusted_clock: KeptUsage | None = None
+        self.trusted_thread: int | None = None
         self.cpu_spent = 0.0  # processor seconds of the workers of this submission that are gone
         self.worker_seen = 0.0  # processor seconds of the current worker, as last read
         self.worker_last: Usage | None = None  # its last reading (None: none, or unreadable)
-        self.relayed = 0.0  # processor seconds others (keeper, reference) spent for the calls
+        self.relayed = 0.0  # processor seconds this side spent for the calls (reference, watching)
         self.unfinished = ""  # why the file's loading was stopped by a wall-clock guard
         self._signatures: dict = {}
         self._problem = ""
@@ -208,9 +218,23 @@ class Sandboxed(Deadlined):
             self._ensure_begun()
             requests_r, requests_w = os.pipe()
             replies_r, replies_w = os.pipe()
+            arena = Arena()
+            # the channel's flags are set before the worker has the read end of the answers (its
+            # first step sets the watch on it): the two never change the pipe's flags at once
+            channel = Watched(replies_r, requests_w, wait=self._wait, arena=arena)
+            os.set_blocking(requests_w, False)  # a worker that stops reading cannot hold the grader
             try:
                 backstop = int(WALL_FACTOR * (self.limits.total_timeout + START_TIMEOUT))
-                self.warden.post({"type": "spawn", "cpu": backstop}, fds=(requests_r, replies_w), keeper=True)
+                self.warden.post(
+                    {"type": "spawn", "cpu": backstop},
+                    fds=(requests_r, replies_w, replies_r, arena.fd),
+                    keeper=True,
+                )
+            except BaseException:
+                arena.close()
+                for fd in (requests_w, replies_r):
+                    os.close(fd)
+                raise
             finally:
                 os.close(requests_r)
                 os.close(replies_w)
@@ -219,9 +243,8 @@ class Sandboxed(Deadlined):
                 self.unfinished = NOT_STARTED
                 return
             raise StudentError(self._lost(LOADING), kind=Failure.CRASHED) from None
-        self.requests, self.replies = requests_w, replies_r
-        os.set_blocking(requests_w, False)  # a worker that stops reading cannot hold the grader
-        self.channel = Channel(replies_r, requests_w, wait=self._wait)
+        self.requests, self.replies, self.arena = requests_w, replies_r, arena
+        self.channel = channel
         self.alive = True
         load = {
             "type": "load",
@@ -262,8 +285,12 @@ class Sandboxed(Deadlined):
                 return
             if reply.get("type") == "spawned" and isinstance(reply.get("pid"), int):
                 self._find_worker(reply["pid"])
+        if FREEZES and self.channel.frozen is None:  # it stops at its first write: no one would let it go on
+            self.unfinished = NOT_WATCHED
+            self._end_worker()
+            return
         # the worker's processor time from its start (it was forked for this load) is the load's
-        self.watch = Stopwatch(START_TIMEOUT, self._worker_usage, self._keeper_usage, first=Usage(0.0, 0.0))
+        self.watch = Stopwatch(START_TIMEOUT, self._worker_usage, self._trusted_usage, first=Usage(0.0, 0.0))
         try:
             reply = self._receive(self.load_deadline, name=LOADING)
         except StudentError as err:
@@ -294,7 +321,7 @@ class Sandboxed(Deadlined):
     def _outlived_the_load(self) -> bool:
         """Whether the sandbox outlived the file's load: its warden answers a request made after
         it. A file that signalled its warden while loading had its answer relayed or not, as the
-        warden's death and the relay raced: without this its first call, whichever check made it,
+        warden's death and the reading of it raced: without this its first call, whichever check made it,
         found the sandbox gone (a score that changed from run to run). The warden handles a
         signal before it reads the request: such a file has always stopped its sandbox loading."""
         try:  # within the load's own guard: a warden the file stopped (SIGSTOP) is its doing
@@ -311,6 +338,9 @@ class Sandboxed(Deadlined):
                     os.close(fd)
                 except OSError:
                     pass
+            self.arena.close()
+            if self.channel.frozen is not None:
+                self.channel.frozen.close()
 
     def _end_worker(self, *, reset: bool = True) -> None:
         """SIGKILL the worker and everything the student started (the warden does it)."""
@@ -322,6 +352,9 @@ class Sandboxed(Deadlined):
         """The submission is done: nothing it started survives, nothing it wrote stays."""
         self._close_pipes()
         self._forget_clocks()
+        if self.trusted_clock is not None:
+            self.trusted_clock.close()
+            self.trusted_clock = self.trusted_thread = None
         self.cores.release()
         if self.warden is not None:
             # every process of the student's ends now. Its files go with the sandbox, which
@@ -360,16 +393,16 @@ class Sandboxed(Deadlined):
                 self._forget_clocks()
                 self.worker_pid, self.worker_clock = pid, KeptUsage(pid)
                 keeper = parent_of.get(pid)
-                self.keeper_clock = KeptUsage(keeper) if keeper is not None else None
+                frozen = Frozen(pid, parent=keeper)
+                self.channel.frozen = frozen if frozen.known else None
                 warden = parent_of.get(keeper) if keeper is not None else None
                 self.cores.pin(tuple(p for p in (warden, keeper, pid) if p is not None))
                 return
 
     def _forget_clocks(self) -> None:
-        for clock in (self.worker_clock, self.keeper_clock):
-            if clock is not None:
-                clock.close()
-        self.worker_pid = self.worker_clock = self.keeper_clock = self.worker_last = None
+        if self.worker_clock is not None:
+            self.worker_clock.close()
+        self.worker_pid = self.worker_clock = self.worker_last = None
 
     def _worker_usage(self) -> Usage | None:
         """The worker's processor time and run delay so far (None: not known here: gone, even
@@ -381,8 +414,17 @@ class Sandboxed(Deadlined):
         self.worker_seen = max(self.worker_seen, usage.cpu)
         return usage
 
-    def _keeper_usage(self) -> Usage | None:
-        return self.keeper_clock.read() if self.keeper_clock is not None else None
+    def _trusted_usage(self) -> Usage | None:
+        """The usage of the thread here that makes the calls: its work for a call (watching the
+        worker at each write, the reference's answers to its questions) is the call's, and the
+        time it waited for a processor while the worker was stopped for it is not the worker's
+        idle time (it was the keeper's, when the keeper relayed the calls)."""
+        thread = threading.get_native_id()
+        if thread != self.trusted_thread:
+            if self.trusted_clock is not None:
+                self.trusted_clock.close()
+            self.trusted_thread, self.trusted_clock = thread, KeptUsage(f"/proc/self/task/{thread}")
+        return self.trusted_clock.read()
 
     def _spent(self) -> float:
         """Processor seconds the student's code has used on this submission so far."""
@@ -454,12 +496,6 @@ class Sandboxed(Deadlined):
         if message is not None and not isinstance(message.get("type"), str):
             self._end_worker()  # every comparison below trusts the type to be a string
             raise StudentError(f"{_subject(name)} sent back a message of no known type.")
-        if message is not None and message.get("type") == "unreadable":  # said by the keeper
-            self._end_worker()
-            raise StudentError(
-                f"{_subject(name)} sent back something the grader does not accept: "
-                f"{str(message.get('message'))[:300]}."
-            )
         if message is None:
             why = self._death(name)
             if name in self.stuck:
@@ -529,17 +565,28 @@ class Sandboxed(Deadlined):
         limit = self.limits.call_timeout
         deadline = time.monotonic() + WALL_FACTOR * limit  # for the grader's own steps; see _watched
         first = None if respawned else self.worker_last
-        self.watch = Stopwatch(limit, self._worker_usage, self._keeper_usage, first=first)
+        self.watch = Stopwatch(limit, self._worker_usage, self._trusted_usage, first=first)
         answered = False  # the clocks were read at the answer, which ends the call
         try:
-            places, scalars, image = worker.laid_out(arguments)  # the keeper puts it in shared memory
+            if self.channel.spoke():  # nothing was asked of it since its last answer
+                self._end_worker()
+                raise StudentError(
+                    f"{_subject(name)} sent back something the grader does not accept: "
+                    "it wrote to the grader out of turn."
+                )
+            places, scalars, image = worker.laid_out(arguments)
+            base = self.arena.place(image, places)  # watched from now until the answer is read whole
+            if base is None:
+                return self._checked(
+                    name, {"type": "outcome", "ok": False, "kind": "raised", "message": "arguments too large"}
+                )
             request = {
                 "type": "call",
                 "exercise": exercise,
                 "name": name,
                 "scalars": scalars,
                 "places": places,
-                "memory": image,
+                "base": base,
                 "cpu": limit,  # the worker's own timer, for where its clock cannot be read here
             }
             if replace is not None:
@@ -551,15 +598,14 @@ class Sandboxed(Deadlined):
             while True:
                 reply = self._receive(deadline, name=name)
                 if reply["type"] == "callback":
-                    began = time.thread_time()
-                    answer = self._help(exercise, reply, replace or ())
-                    self.watch.extra += time.thread_time() - began  # the call's work, done here
+                    answer = self._help(exercise, reply, replace or ())  # on this thread's clock
                     self._send(answer, deadline, name=name)
                     continue
                 answered = True  # _receive read the clocks at it
                 if reply.get("type") != "outcome":
                     self._end_worker()
                     raise StudentError(f"`{name}` broke the conversation with the grader.")
+                reply["mutated"] = self.arena.verdict()  # this side's word, over the worker's
                 if reply.get("ok") is False and isinstance(reply.get("kind"), str) and reply["kind"] == "cpu":
                     # its own timer stopped it (the field came from the worker: a string first)
                     raise self._timeout(name, CPU)
@@ -576,7 +622,7 @@ class Sandboxed(Deadlined):
 
     def audited_call(self, exercise: str, name: str, arguments: dict, replace=None) -> CallOutcome:
         """A call whose effect on its arguments is known for sure: every call of a worker is
-        watched (:mod:`grader.sandbox.inside.relay`), so this is a call like any other."""
+        watched (:mod:`.watching`), so this is a call like any other."""
         return self.call(exercise, name, arguments, replace=replace)
 
     def _help(self, exercise: str, request: dict, replace: tuple[str, ...]) -> dict:
@@ -638,8 +684,8 @@ class Sandboxed(Deadlined):
     def _checked(name: str, reply: dict) -> CallOutcome:
         """An outcome whose every field has the expected type; values only plain numeric arrays.
 
-        Which arguments changed comes from the keeper, which sets it over anything the
-        worker (the student's code) put in the frame."""
+        Which arguments changed comes from this side (:class:`.watching.Arena`), set over
+        anything the worker (the student's code) put in the frame."""
         if reply.get("ok") is True:
             problem = worker.check_value(name, reply.get("value"))
             if problem:

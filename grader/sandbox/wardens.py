@@ -395,7 +395,7 @@ class Warden(Deadlined):
         code, work = self.folder / "code", self.folder / "work"
         code.mkdir()
         work.mkdir()
-        for name in FILES:  # warden, relay and seccomp are never imported on this side
+        for name in FILES:  # warden and seccomp are never imported on this side
             shutil.copyfile(Path(worker.__file__).with_name(name), code / name)
             # readable by the sandbox's own user whatever this process's umask (077 made them
             # root's alone: the sandbox died at its start, and every file scored 0)

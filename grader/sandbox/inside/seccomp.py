@@ -13,12 +13,13 @@ Self-contained (standard library only): it is copied into the sandbox beside
   sandbox running at the same time, and by the machine;
 * :func:`refuse_new_tasks`, installed in each worker before it loads the
   student's file: it stays one thread of one process, and signals no process but itself. The
-  keeper freezes the worker at each write to look at the memory it shares with it (see
-  :mod:`grader.sandbox.inside.relay`); another process would share that memory and could wake
-  the worker, and another thread could still run between the write and the freeze. A signal
-  to the keeper or the warden (sent, or asked of the kernel as a descriptor's owner) would
-  end the sandbox at a moment the student chose: whether the call that sent it had its answer
-  relayed first was a race, and the file's score changed from run to run.
+  kernel stops the worker at each write to its answers, and the trusted side looks at the
+  memory its arguments are in while it is stopped (see :mod:`grader.sandbox.watching`); another
+  process would share that memory and could wake the worker, and another thread could still
+  run between the write and the stop. A signal to the keeper or the warden (sent, or asked of
+  the kernel as a descriptor's owner) would end the sandbox at a moment the student chose:
+  whether the call that sent it had its answer read first was a race, and the file's score
+  changed from run to run.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ on its socket:
 ``source``
     the submission's source (the first message);
 ``spawn``
-    fork a worker (:func:`grader.sandbox.inside.worker.serve`) and relay its frames to and
-    from the two pipes that came with the request (:mod:`grader.sandbox.inside.relay`: every
-    call's effect on its arguments is seen there, where the worker cannot hide it);
+    fork a worker (:func:`grader.sandbox.inside.worker.serve`) on the pipes and the memory that
+    came with the request, all made by the trusted side, which talks to the worker directly
+    and watches every call's effect on its arguments (:mod:`grader.sandbox.watching`);
 ``status``
     how the worker ended.
 """
@@ -43,13 +43,29 @@ import time
 import numpy as np
 
 try:
-    from .relay import Relay, watch
     from .seccomp import refuse_new_tasks, refuse_system_calls
-    from .worker import CONFINED, MAX_ARGUMENTS, MEMORY_LIMIT, Channel, WireError, compile_or_problem, serve
+    from .worker import (
+        CONFINED,
+        MAX_ARGUMENTS,
+        MEMORY_LIMIT,
+        Channel,
+        WireError,
+        compile_or_problem,
+        serve,
+        watch,
+    )
 except ImportError:  # in the sandbox: the files side by side, no package
-    from relay import Relay, watch
     from seccomp import refuse_new_tasks, refuse_system_calls
-    from worker import CONFINED, MAX_ARGUMENTS, MEMORY_LIMIT, Channel, WireError, compile_or_problem, serve
+    from worker import (
+        CONFINED,
+        MAX_ARGUMENTS,
+        MEMORY_LIMIT,
+        Channel,
+        WireError,
+        compile_or_problem,
+        serve,
+        watch,
+    )
 
 #: Seconds the warden waits for the processes it killed to be gone.
 REAP_SECONDS = 5.0
@@ -305,40 +321,23 @@ class Warden:
 
 
 class Keeper:
-    """One submission's process inside the sandbox: it holds the source, forks the worker and
-    stands between it and the trusted side (:class:`grader.sandbox.inside.relay.Relay`), so that every call's
-    effect on its arguments is seen where the student cannot hide it. It never runs student
-    code either; the warden ends it with the rest of the submission."""
+    """One submission's process inside the sandbox: it holds the source and forks the worker,
+    which the trusted side then talks to directly. It never runs student code either; the
+    warden ends it with the rest of the submission."""
 
     def __init__(self, sock_fd: int, workdir: str, memory: int):
         self.channel = _Control(socket.socket(fileno=sock_fd))
         self.workdir, self.filename = workdir, ""
         self.raw, self.exercises, self.compiled = b"", (), None
-        self.relay: Relay | None = None
+        self.worker: int | None = None  # the worker's number, while it is this keeper's child
+        self.ended: int | None = None  # its wait status, once collected
         self.handlers = {"source": self.source, "spawn": self.spawn, "status": self.status}
-        # the calls' arguments: made before any worker is forked, so each one shares it
-        self.arena = mmap.mmap(-1, MAX_ARGUMENTS)
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # the relay waits for it
         MEMORY_LIMIT[0] = memory
 
     def run(self) -> None:
-        """Answer the trusted side and relay the worker's frames until the trusted side is gone."""
-        while True:
-            relay = self.relay
-            relayed = relay.readable() if relay else []
-            ready = select.select([*relayed, self.channel.fd_in], [], [])[0]
-            if relay is not None:
-                for fd in relayed:  # the worker's answers first: they were written first
-                    if fd in ready and fd in relay.readable():
-                        try:
-                            relay.ready(fd)
-                        except OSError:  # a pipe broke under it: the worker goes, the trusted side hears
-                            self._end_worker()
-                            break
-            if self.channel.fd_in not in ready:
-                continue
-            if not _answer_pending(self.channel, self.handlers):
-                return
+        """Answer the trusted side until it is gone."""
+        while _answer_pending(self.channel, self.handlers):
+            pass
 
     def source(self, request: dict) -> dict:
         """The submission: keep it, compile it (which runs nothing of it), write it as its file."""
@@ -357,55 +356,59 @@ class Keeper:
         return {"type": "held"}
 
     def spawn(self, request: dict) -> dict:
-        """Fork a worker, and relay between it and the trusted side's two descriptors just received."""
-        fds = self.channel.take_fds(2)
-        if len(fds) != 2:
+        """Fork a worker on what came with the request: the read end of its requests, the write
+        end of its answers, the read end of its answers (only to set the watch on it: see
+        :func:`grader.sandbox.inside.worker.watch`) and the memory its calls' arrays are in."""
+        fds = self.channel.take_fds(4)
+        if len(fds) != 4:
             for fd in fds:
                 os.close(fd)
             return {"type": "spawned", "problem": "no channel for the worker"}
         self._end_worker()
-        down_r, down_w = os.pipe()
-        up_r, up_w = os.pipe()
-        for fd in (down_w, up_w):  # a large answer in fewer writes, so fewer freezes
+        requests_r, replies_w, replies_r, memory = fds
+        for fd in (requests_r, replies_w):  # a large call or answer in fewer writes, so fewer freezes
             try:
                 fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_SIZE)
             except OSError:
                 pass
         try:
+            arena = mmap.mmap(memory, MAX_ARGUMENTS)
             pid = os.fork()
-        except OSError as err:
-            for fd in (*fds, down_r, down_w, up_r, up_w):
+        except (OSError, ValueError) as err:
+            for fd in fds:
                 os.close(fd)
-            return {"type": "spawned", "problem": f"could not start a process ({err.strerror})"}
+            return {"type": "spawned", "problem": f"could not start a process ({err})"}
         if pid == 0:
             try:
-                _become_child([down_r, up_w])
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+                # before anything else: from its first write on, the worker is stopped at each
+                watch(replies_r, os.getpid())
+                _become_child([requests_r, replies_w])
                 _limit_cpu(request.get("cpu"))
                 CONFINED[0] = refuse_new_tasks(os.getpid())
                 sys.argv = [self.filename]
-                serve(Channel(down_r, up_w), self.raw, self.filename, self.arena, self.compiled)
+                serve(Channel(requests_r, replies_w), self.raw, self.filename, arena, self.compiled)
             finally:
                 os._exit(0)
-        os.close(down_r)
-        os.close(up_w)
-        watch(up_r, pid)  # before the worker is sent anything: it writes nothing before
-        self.relay = Relay(fds[0], fds[1], down_w, up_r, pid, self.arena)
+        for fd in fds:
+            os.close(fd)
+        arena.close()  # the worker has it; nothing here reads it
+        self.worker, self.ended = pid, None
         return {"type": "spawned", "pid": pid}  # the trusted side reads its clocks
 
     def status(self, request: dict) -> dict:
         """How the worker ended (its exit code, negative for a signal), waiting a little for it."""
-        relay, deadline = self.relay, time.monotonic() + float(request.get("wait", 2.0))
-        while relay is not None:
-            if relay.ended is not None:
+        deadline = time.monotonic() + float(request.get("wait", 2.0))
+        while self.worker is not None:
+            if self.ended is not None:
+                code = os.waitstatus_to_exitcode(self.ended)
                 self._end_worker()
-                return {"type": "status", "code": os.waitstatus_to_exitcode(relay.ended)}
+                return {"type": "status", "code": code}
             try:
-                done, status = os.waitpid(relay.pid, os.WNOHANG)
+                done, status = os.waitpid(self.worker, os.WNOHANG)
             except ChildProcessError:
                 break
             if done:
-                relay.ended = status
+                self.ended = status
                 continue
             if time.monotonic() > deadline:
                 return {"type": "status", "alive": True}
@@ -413,16 +416,15 @@ class Keeper:
         return {"type": "status", "code": None}
 
     def _end_worker(self) -> None:
-        """SIGKILL the worker and collect it, with any other child; its relay closes."""
-        relay, self.relay = self.relay, None
-        if relay is not None:
-            relay.close()
-            if relay.ended is None:
-                try:
-                    os.kill(relay.pid, signal.SIGKILL)
-                    os.waitpid(relay.pid, 0)
-                except (OSError, ChildProcessError):
-                    pass
+        """SIGKILL the worker and collect it, with any other child."""
+        pid, self.worker = self.worker, None
+        if pid is not None and self.ended is None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+        self.ended = None
         _reap()
 
 

@@ -30,6 +30,11 @@ import traceback
 
 import numpy as np
 
+try:
+    import fcntl
+except ImportError:  # Windows: no sandbox runs there, but this module's wire format does
+    fcntl = None
+
 #: Longest exception message quoted back to the student.
 MAX_MESSAGE = 300
 #: Largest JSON header accepted in a frame.
@@ -172,6 +177,25 @@ def read_frame(read, *, max_payload: int = MAX_PAYLOAD) -> dict:
         OverflowError,
     ) as err:
         raise WireError(f"unreadable message ({type(err).__name__})") from None
+
+
+#: Whether this system can stop a writer at its write (Linux: F_SETSIG). Elsewhere (macOS, at the
+#: process level) the trusted side compares the arguments as soon as it has read the answer, so a
+#: file that puts an argument back right after answering may go unseen (the README says so).
+FREEZES = fcntl is not None and hasattr(fcntl, "F_SETSIG")
+
+
+def watch(fd: int, pid: int) -> None:
+    """Have the kernel stop process ``pid`` each time it writes to the pipe read by ``fd`` (where
+    it :data:`FREEZES`; the pipe is made non-blocking in any case). Owner and flags belong to the
+    open pipe, not to the descriptor: a process that sets them on its copy and closes it leaves
+    them to every other holder of the same read end (the trusted side)."""
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK
+    if FREEZES:
+        fcntl.fcntl(fd, fcntl.F_SETOWN, pid)
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGSTOP)
+        flags |= os.O_ASYNC
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags)
 
 
 class Channel:
@@ -594,7 +618,7 @@ def _size(value) -> int:
 
 def serve(channel: Channel, raw: bytes, filename: str, arena, compiled=None) -> None:
     """Answer the trusted side's calls on ``channel`` until it closes it. Each call's arrays
-    are in ``arena``, memory the keeper shares with this process (:mod:`grader.sandbox.inside.relay`)."""
+    are in ``arena``, memory the trusted side writes them into (:mod:`grader.sandbox.watching`)."""
     answers = Answers()
 
     def helper(name):
