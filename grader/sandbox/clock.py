@@ -9,7 +9,8 @@ for a processor), tells the two ways a call can take long in wall-clock time apa
   waited for a processor. Its *idle* time, the wall time waited for it less its processor
   time and its run delay, is the student's own, as large on a quiet machine as on a busy one;
 * **the machine was busy**: the code was ready to run and waited for a processor (run delay),
-  or whatever serves it (the keeper, the trusted side) was slow.
+  or whatever serves it (the trusted side, which watches each call and answers its questions)
+  was slow.
 
 So one call is judged by :meth:`Stopwatch.verdict`, in this order:
 
@@ -20,11 +21,11 @@ So one call is judged by :meth:`Stopwatch.verdict`, in this order:
    not give the code its time (:data:`WALL`); the grade is not final (``unfinished``).
 
 The processor time of a call is all the work done for it, which the machine's load does not
-change: the student's task's, that of the process relaying its frames (the sandbox's keeper),
-and that of the reference's functions the trusted side ran at its request. (Were the last two
-left out, a function could make every call unfinished by having them work for it.) Idle
-time is counted generously to the student: the time the keeper ran or waited to run is taken
-off it too, even when the two overlapped.
+change: the student's task's, and that of the trusted side's thread that makes the call (it
+watches the call's arguments at each of the worker's writes and runs the reference's functions
+the call asks for). (Were the last left out, a function could make every call unfinished by
+having it work for it.) Idle time is counted generously to the student: the time that thread
+ran or waited to run is taken off it too, even when the two overlapped.
 """
 
 from __future__ import annotations
@@ -112,15 +113,14 @@ class KeptUsage:
 
 
 class Stopwatch:
-    """One call's clocks: the student's task's usage, a helper task's (the keeper that relays
-    its frames), the processor time the trusted side spent at its request (the reference's
-    functions it called), and the wall time spent waiting for it.
+    """One call's clocks: the student's task's usage, a helper task's (the trusted side's thread
+    that makes the call: it watches the call and runs the reference's functions for it), and
+    the wall time spent waiting for it.
 
     ``measure`` returns the student's Usage now (None: it cannot be read); ``helper`` the
-    relaying task's Usage (None: there is none, or it cannot be read); ``first`` the student's
+    helping task's Usage (None: there is none, or it cannot be read); ``first`` the student's
     Usage when the call began (default: read now). The call's processor time is the sum of all
-    the work done for it, which no load changes: the student's task's, the helper's, and
-    :attr:`extra` (added by whoever runs the reference for it)."""
+    the work done for it, which no load changes: the student's task's and the helper's."""
 
     def __init__(self, limit: float, measure, helper=None, *, first: Usage | None = None):
         self.limit, self.measure, self.helper = limit, measure, helper
@@ -128,10 +128,9 @@ class Stopwatch:
         self.first = first if first is not None else measure()
         self.helper_first = helper() if helper else None
         self.waited = 0.0  # wall seconds spent waiting for the student's side
-        self.extra = 0.0  # processor seconds the trusted side spent at the call's request
         self.last: Usage | None = self.first
         self.helper_last: Usage | None = self.helper_first
-        # when the clocks were last read, and the processor seconds they said then (less extra)
+        # when the clocks were last read, and the processor seconds they said then
         self.read_at, self.seen = self.begun, 0.0
 
     def _read(self) -> tuple[float, float | None] | None:
@@ -142,14 +141,14 @@ class Stopwatch:
         if now is None or self.first is None:
             return None
         self.last = now
-        cpu = now.cpu - self.first.cpu + self.extra
+        cpu = now.cpu - self.first.cpu
         busy = None
         if now.delay is not None and self.first.delay is not None:
             busy = now.cpu - self.first.cpu + now.delay - self.first.delay
         if self.helper is not None:
             helper_now = self.helper() if self.helper_first is not None else None
             if helper_now is None:
-                self.seen = cpu - self.extra
+                self.seen = cpu
                 return cpu, None  # the helper cannot be read: no idle time is the student's
             self.helper_last = helper_now
             cpu += helper_now.cpu - self.helper_first.cpu
@@ -157,17 +156,17 @@ class Stopwatch:
                 busy += helper_now.cpu - self.helper_first.cpu + helper_now.delay - self.helper_first.delay
             else:
                 busy = None
-        self.seen = cpu - self.extra
+        self.seen = cpu
         return max(cpu, 0.0), busy
 
     def next_look(self) -> float:
         """Seconds until the clocks are due to be read again (0: now): :data:`TICK` after the
-        last reading, or sooner if the processor time that reading left the call (less what
-        :attr:`extra` has grown by since) runs out first, but never less than :data:`MIN_TICK`
+        last reading, or sooner if the processor time that reading left the call runs out
+        first, but never less than :data:`MIN_TICK`
         after it. So a call that answers quickly is read at its start and at its answer only,
         however many frames it exchanges, and a long one is looked at as often as when every
         wait began with a reading."""
-        left = self.limit - (self.seen + self.extra)
+        left = self.limit - self.seen
         return max(self.read_at + min(max(left, MIN_TICK), TICK) - time.monotonic(), 0.0)
 
     def due(self) -> bool:
@@ -175,8 +174,8 @@ class Stopwatch:
         return self.next_look() == 0.0
 
     def others(self, *, reread: bool = True) -> float:
-        """Processor seconds done for the call by others than the student's task: the helper's
-        and :attr:`extra`; the helper as last read (without ``reread``: the clocks were just
+        """Processor seconds done for the call by others than the student's task: the helper's,
+        as last read (without ``reread``: the clocks were just
         read, at the call's answer)."""
         if not reread:
             helper_now = self.helper_last if self.helper_first is not None else None
@@ -185,7 +184,7 @@ class Stopwatch:
         else:
             helper_now = None
         done = helper_now.cpu - self.helper_first.cpu if helper_now is not None else 0.0
-        return self.extra + max(done, 0.0)
+        return max(done, 0.0)
 
     def cpu(self) -> float | None:
         """Processor seconds used for the call since it began (None: unknown)."""

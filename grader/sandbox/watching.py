@@ -41,7 +41,7 @@ try:
 except ImportError:  # Windows: no sandbox runs there
     fcntl = None
 
-from .inside.worker import FREEZES, MAX_ARGUMENTS, Channel, WireError
+from .inside.worker import FREEZES, MAX_ARGUMENTS, MAX_HEADER, MAX_PAYLOAD, Channel, WireError
 
 #: How long this side waits for the worker to be stopped after it wrote. It takes microseconds;
 #: on a machine too busy to give the worker that, the call's own time limit decides first.
@@ -239,8 +239,9 @@ class Watched(Channel):
         return bool(self.buffer)
 
 
-#: The most one look reads: far more than any frame may hold (the reads past it are the next look's).
-DRAIN_LIMIT = 1 << 28
+#: The most one look reads: a whole frame of the largest the wire accepts (the rest is the next
+#: look's). It bounds a look where nothing stops the writer (:data:`FREEZES` false).
+DRAIN_LIMIT = 4 + MAX_HEADER + MAX_PAYLOAD
 
 
 def _drain(fd: int) -> tuple[bytes, bool]:
