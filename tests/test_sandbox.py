@@ -820,8 +820,9 @@ def test_the_students_code_signals_no_process_but_its_own(tmp_path):
 def test_a_sandbox_lost_during_a_call_costs_that_function_alone(monkeypatch, tmp_path):
     """The sandbox can still go down (the machine's out-of-memory killer, say): the function
     whose call it was loses its points, with a message, and the others are graded in a new
-    sandbox. No student's code can do this any more, so the keeper is killed from here, just
-    before a call of layer_norm is sent."""
+    sandbox. No student's code can do this any more, so the sandbox is taken down from here,
+    once, just before a call of layer_norm is sent: its keeper, then its worker (the worker talks
+    to this side directly, so a keeper lost alone costs no call, and the worker outlives it)."""
     from grader.core.settings import Isolation, Settings
     from grader.engine.run import run_checks
     from grader.formats.json_report import to_dict
@@ -830,15 +831,16 @@ def test_a_sandbox_lost_during_a_call_costs_that_function_alone(monkeypatch, tmp
     send = session.Sandboxed._send
     killed = []
 
-    def send_after_losing_the_keeper(self, message, deadline, *, name):
-        if message.get("type") == "call" and name == "layer_norm" and self.worker_pid is not None:
+    def send_after_losing_the_sandbox(self, message, deadline, *, name):
+        if message.get("type") == "call" and name == "layer_norm" and not killed:
             with open(f"/proc/{self.worker_pid}/stat") as f:
                 keeper = int(f.read().rsplit(")", 1)[1].split()[1])
             os.kill(keeper, 9)
+            os.kill(self.worker_pid, 9)
             killed.append(keeper)
         return send(self, message, deadline, name=name)
 
-    monkeypatch.setattr(session.Sandboxed, "_send", send_after_losing_the_keeper)
+    monkeypatch.setattr(session.Sandboxed, "_send", send_after_losing_the_sandbox)
     report = to_dict(
         run_checks(TOY.solution, lesson=TOY, settings=Settings(isolation=Isolation(best_level()), store=None))
     )
