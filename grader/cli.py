@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .commands import catalog, check, gallery, grade, remote
+from .commands import catalog, remote
 from .commands.lint_findings import LINT_EXAMPLES
 from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
@@ -36,8 +36,9 @@ from .core.settings import (
     resolve,
 )
 from .engine.upkeep import unsupported_hypothesis
-from .formats import lms
+from .formats import REPORT_FORMATS, TABLE_FORMATS, lms
 from .formats.text import lesson_errors
+from .sandbox.wardens import head_start
 
 
 def _command(name: str):
@@ -226,7 +227,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run only the checks students are shown (the grade the grading service gives them)",
     )
-    g.add_argument("--format", dest="fmt", choices=grade.FORMATS, default="text")
+    g.add_argument("--format", dest="fmt", choices=REPORT_FORMATS, default="text")
     g.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
     g.add_argument(
         "--github-output",
@@ -251,7 +252,7 @@ def parser() -> argparse.ArgumentParser:
         "gallery", parents=[common, isolation], help="grade a folder of submissions into a score table"
     )
     s.add_argument("folder", nargs="?", type=Path, help="one subfolder per submission (default: bundled)")
-    s.add_argument("--format", dest="fmt", choices=gallery.FORMATS, default="table")
+    s.add_argument("--format", dest="fmt", choices=TABLE_FORMATS, default="table")
 
     lms_options = argparse.ArgumentParser(add_help=False)
     lms_options.add_argument(
@@ -786,8 +787,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             lesson = course.choose(args.lesson, getattr(args, "path", None), getattr(args, "folder", None))
         settings = _settings(args, lesson) if args.command in _GRADING else None
+        service = _remote(args, lesson) if args.command in ("check", "grade") else None
+        if args.command in ("check", "grade") and service is None:
+            head_start(settings)  # its sandbox starts while the checks' engine is imported
         if args.command == "check":
-            return check.main(
+            return _command("check").main(
                 lesson=lesson,
                 settings=settings,
                 path=args.path,
@@ -795,10 +799,10 @@ def main(argv: list[str] | None = None) -> int:
                 colour=args.colour,
                 html=args.html,
                 recheck=_recheck(args),
-                service=_remote(args, lesson),
+                service=service,
             )
         if args.command == "grade":
-            return grade.main(
+            return _command("grade").main(
                 lesson=lesson,
                 settings=settings,
                 path=args.path,
@@ -809,7 +813,7 @@ def main(argv: list[str] | None = None) -> int:
                 fail_under=args.fail_under,
                 details=args.details,
                 colour=args.colour,
-                service=_remote(args, lesson),
+                service=service,
             )
         if args.command == "batch":
             return _batch(args, lesson, settings)
@@ -833,7 +837,7 @@ def main(argv: list[str] | None = None) -> int:
                 assignment=args.assignment,
                 code=args.code,
             )
-        return gallery.main(lesson=lesson, settings=settings, folder=args.folder, fmt=args.fmt)
+        return _command("gallery").main(lesson=lesson, settings=settings, folder=args.folder, fmt=args.fmt)
     except LessonError as err:  # no course, no such lesson, no such exercise
         print(f"grader: {one_line(str(err))}", file=sys.stderr)
         return 2
