@@ -816,7 +816,10 @@ def _likely_level(settings: Settings) -> Isolation | None:
         return settings.level if settings.level in (Isolation.NAMESPACES, Isolation.PROCESS) else None
     requested = Isolation(settings.isolation)
     if requested is Isolation.AUTO and not level_problem(Isolation.NAMESPACES):
-        _probe()
+        try:
+            _probe()
+        except OSError:
+            return None  # best_level starts it again, where it did, and fails as it did
         return Isolation.NAMESPACES
     if requested is Isolation.NAMESPACES and not level_problem(requested):
         return requested
