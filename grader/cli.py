@@ -541,6 +541,8 @@ def _new_course_root(given: Path | None) -> Path:
 
 #: The commands that grade on the command line's settings (``gradescope-run`` chooses its own).
 _GRADING = ("check", "grade", "gallery", "batch", "grade-stream", "catalog", "serve")
+#: Those that grade one submission, here or through the course's grading service.
+_ONE_SUBMISSION = ("check", "grade")
 
 
 def _settings(args, lesson: Lesson) -> Settings:
@@ -787,8 +789,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             lesson = course.choose(args.lesson, getattr(args, "path", None), getattr(args, "folder", None))
         settings = _settings(args, lesson) if args.command in _GRADING else None
-        service = _remote(args, lesson) if args.command in ("check", "grade") else None
-        if args.command in ("check", "grade") and service is None:
+        service = _remote(args, lesson) if args.command in _ONE_SUBMISSION else None
+        if args.command in _ONE_SUBMISSION and service is None:
             head_start(settings)  # its sandbox starts while the checks' engine is imported
         if args.command == "check":
             return _command("check").main(

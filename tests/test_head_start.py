@@ -67,6 +67,18 @@ def test_the_probe_decides_as_bubblewrap_run_at_once_does():
     assert wardens._probe().passed() == (ran.returncode == 0)
 
 
+def test_a_probe_no_one_read_is_ended_with_its_folder():
+    """A probe started for a run that ended before its level was decided (a missing file, say)
+    is ended as the grader exits, its folder removed."""
+    if wardens.level_problem(Isolation.NAMESPACES):
+        pytest.skip("bubblewrap is not installed here")
+    probe = wardens._Probe()
+    folder = Path(probe.folder.name)
+    assert folder.is_dir()
+    probe.end()
+    assert probe.proc.returncode is not None and not folder.exists()
+
+
 def test_commands_that_sandbox_nothing_start_no_sandbox(fresh, launches, capsys):
     """``--help``, ``check`` (in the checker's own process unless asked) and a ``grade`` sent to
     the grading service start no sandbox."""

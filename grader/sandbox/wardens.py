@@ -117,6 +117,15 @@ class _Probe:
             self.result = self.proc.returncode == 0
         return self.result
 
+    def end(self) -> None:
+        """Stop it if no one has read it (it runs on, or the run ended before the level was
+        decided), and remove its folder."""
+        if self.result is None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.communicate()
+            self.folder.cleanup()
+
 
 @functools.cache
 def _probe() -> _Probe:
@@ -788,11 +797,11 @@ def warm(level: str, memory: int) -> None:
 def head_start(settings: Settings) -> None:
     """Start the sandbox a run of ``settings`` is likely to grade its one submission in, now,
     without waiting: its bubblewrap, Python and numpy load on another core while the grader
-    loads its own modules and the checks. Nothing is decided or said here: the level is
-    settled as ever (:func:`settle`), a sandbox of another level than the one settled is ended
-    there, never used, and one of the same level and memory is the run's first
-    (:func:`acquire`), as new as any. Where the level may be refused or warned about (no
-    bubblewrap, the process level as root), none is started."""
+    loads its engine and the checks. Nothing is decided or said here: the level is settled as
+    ever (:func:`settle`), where a sandbox started for another level or memory is ended, never
+    used; one of the same level and memory is the run's first (:func:`acquire`), as new as one
+    started when needed. Where the level may be refused or warned about (no bubblewrap, the
+    process level as root), none is started."""
     level = _likely_level(settings)
     if level is None:
         return
@@ -855,4 +864,4 @@ def close_all() -> None:
     for warden in _WARDENS:
         warden.close()
     if _probe.cache_info().currsize:
-        _probe().passed()
+        _probe().end()
