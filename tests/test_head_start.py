@@ -69,7 +69,7 @@ def test_the_probe_decides_as_bubblewrap_run_at_once_does():
 
 def test_a_probe_no_one_read_is_ended_with_its_folder():
     """A probe started for a run that ended before its level was decided (a missing file, say)
-    is ended as the grader exits, its folder removed."""
+    is waited for as the grader exits, its folder removed, and nothing of it is left running."""
     if wardens.level_problem(Isolation.NAMESPACES):
         pytest.skip("bubblewrap is not installed here")
     probe = wardens._Probe()
@@ -77,6 +77,7 @@ def test_a_probe_no_one_read_is_ended_with_its_folder():
     assert folder.is_dir()
     probe.end()
     assert probe.proc.returncode is not None and not folder.exists()
+    assert probe.passed() == (wardens.best_level() is Isolation.NAMESPACES)
 
 
 def test_commands_that_sandbox_nothing_start_no_sandbox(fresh, launches, capsys):
