@@ -49,8 +49,10 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"
 
 # Importing the grader (numpy, Hypothesis, pytest) allocates much and frees almost nothing: no
-# collection while it runs, and what it built is set aside for good (frozen), so that the
-# collections of the run itself do not walk it again and again (a tenth of a second of a grade).
+# collection while the command line's modules load, and what they built is set aside for good
+# (frozen), so that the collections of the run itself do not walk it again and again (a tenth
+# of a second of a grade); the command's own modules (Hypothesis's among them: a grade starts
+# its sandbox before it imports them) are frozen once they are loaded.
 gc.disable()
 from .cli import main  # noqa: E402
 
@@ -64,4 +66,4 @@ for stream in (sys.stdout, sys.stderr):
     if hasattr(stream, "reconfigure"):
         stream.reconfigure(errors="backslashreplace")
 
-sys.exit(main())
+sys.exit(main(loaded=gc.freeze))

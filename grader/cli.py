@@ -14,10 +14,11 @@ import importlib
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from . import __version__
-from .commands import catalog, check, gallery, grade, remote
+from .commands import remote
 from .commands.lint_findings import LINT_EXAMPLES
 from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
@@ -35,9 +36,9 @@ from .core.settings import (
     decoded,
     resolve,
 )
-from .engine.upkeep import unsupported_hypothesis
-from .formats import lms
+from .formats import CATALOG_FORMATS, REPORT_FORMATS, TABLE_FORMATS, lms
 from .formats.text import lesson_errors
+from .sandbox.wardens import head_start
 
 
 def _command(name: str):
@@ -226,7 +227,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run only the checks students are shown (the grade the grading service gives them)",
     )
-    g.add_argument("--format", dest="fmt", choices=grade.FORMATS, default="text")
+    g.add_argument("--format", dest="fmt", choices=REPORT_FORMATS, default="text")
     g.add_argument("-o", "--output", type=Path, help="write the report here instead of stdout")
     g.add_argument(
         "--github-output",
@@ -251,7 +252,7 @@ def parser() -> argparse.ArgumentParser:
         "gallery", parents=[common, isolation], help="grade a folder of submissions into a score table"
     )
     s.add_argument("folder", nargs="?", type=Path, help="one subfolder per submission (default: bundled)")
-    s.add_argument("--format", dest="fmt", choices=gallery.FORMATS, default="table")
+    s.add_argument("--format", dest="fmt", choices=TABLE_FORMATS, default="table")
 
     lms_options = argparse.ArgumentParser(add_help=False)
     lms_options.add_argument(
@@ -509,7 +510,7 @@ def parser() -> argparse.ArgumentParser:
         "do-nothing file earns nothing",
     )
     cg.add_argument("--jobs", type=_positive, default=None, help="entries graded at once (default: cores)")
-    cg.add_argument("--format", dest="fmt", choices=catalog.FORMATS, default="text")
+    cg.add_argument("--format", dest="fmt", choices=CATALOG_FORMATS, default="text")
 
     nl = sub.add_parser(
         "new-lesson",
@@ -540,6 +541,8 @@ def _new_course_root(given: Path | None) -> Path:
 
 #: The commands that grade on the command line's settings (``gradescope-run`` chooses its own).
 _GRADING = ("check", "grade", "gallery", "batch", "grade-stream", "catalog", "serve")
+#: Those that grade one submission, here or through the course's grading service.
+_ONE_SUBMISSION = ("check", "grade")
 
 
 def _settings(args, lesson: Lesson) -> Settings:
@@ -754,31 +757,52 @@ def _batch(args, lesson: Lesson, settings: Settings) -> int:
         return _command("batch").main(**grading, cluster=place)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    refusal = None if args.command in ("export", "report") else unsupported_hypothesis()
-    if refusal is not None:  # a grade would depend on Hypothesis internals we never read
+def _refused() -> bool:
+    """Whether the installed Hypothesis cannot grade (said, if so): a grade would depend on
+    Hypothesis internals this grader never read."""
+    from .engine.upkeep import unsupported_hypothesis
+
+    refusal = unsupported_hypothesis()
+    if refusal is not None:
         print(f"grader: {refusal}", file=sys.stderr)
+    return refusal is not None
+
+
+def main(argv: list[str] | None = None, *, loaded: Callable[[], None] | None = None) -> int:
+    """Run the command ``argv`` asks for (the process's own arguments by default); its exit
+    status. ``loaded``: called once the command's own modules are imported (``python -m grader``
+    freezes what they built for the garbage collector there: see grader/__main__.py)."""
+
+    def command(name: str):
+        module = _command(name)
+        if loaded is not None:
+            loaded()
+        return module
+
+    args = parser().parse_args(argv)
+    # one submission's grading asks after Hypothesis once its sandbox is on its way: importing
+    # Hypothesis is a tenth of a second the sandbox's start hides behind
+    if args.command not in ("export", "report", *_ONE_SUBMISSION) and _refused():
         return 2
     try:
         if args.command == "export":  # from a gradebook alone: no course, nothing graded
-            return _command("export").main(source=args.source, out=args.out, export=_export(args))
+            return command("export").main(source=args.source, out=args.out, export=_export(args))
         if args.command == "report":
-            return _command("export").report(source=args.source, out=args.out)
+            return command("export").report(source=args.source, out=args.out)
         if args.command == "new-lesson":
-            return _command("new_lesson").main(name=args.name, root=_new_course_root(args.course))
+            return command("new_lesson").main(name=args.name, root=_new_course_root(args.course))
         course = find_course(args.course)
         if args.command == "exercises":
-            return _command("exercises").main(lessons=_lessons(args, course), check=args.check)
+            return command("exercises").main(lessons=_lessons(args, course), check=args.check)
         if args.command == "examples":
-            return _command("examples").main(lessons=_lessons(args, course), check=args.check)
+            return command("examples").main(lessons=_lessons(args, course), check=args.check)
         if args.command == "lint":
-            return _command("lint").main(lessons=_lessons(args, course), examples=args.max_examples)
+            return command("lint").main(lessons=_lessons(args, course), examples=args.max_examples)
         if args.command == "catalog":
             chosen = tuple((lesson, _settings(args, lesson)) for lesson in _lessons(args, course))
-            return catalog.main(lessons=chosen, jobs=args.jobs, fmt=args.fmt)
+            return command("catalog").main(lessons=chosen, jobs=args.jobs, fmt=args.fmt)
         if args.command == "nbgrader-course":
-            return _command("nbgrader_course").main(
+            return command("nbgrader_course").main(
                 lessons=_lessons(args, course), out_dir=args.out_dir, assignment=args.assignment
             )
         if args.command == "nbgrader-collect" and args.lesson is None:
@@ -786,8 +810,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             lesson = course.choose(args.lesson, getattr(args, "path", None), getattr(args, "folder", None))
         settings = _settings(args, lesson) if args.command in _GRADING else None
+        service = _remote(args, lesson) if args.command in _ONE_SUBMISSION else None
+        if args.command in _ONE_SUBMISSION:
+            if service is None:
+                head_start(settings)  # its sandbox starts while the checks' engine is imported
+            if _refused():
+                return 2
         if args.command == "check":
-            return check.main(
+            return command("check").main(
                 lesson=lesson,
                 settings=settings,
                 path=args.path,
@@ -795,10 +825,10 @@ def main(argv: list[str] | None = None) -> int:
                 colour=args.colour,
                 html=args.html,
                 recheck=_recheck(args),
-                service=_remote(args, lesson),
+                service=service,
             )
         if args.command == "grade":
-            return grade.main(
+            return command("grade").main(
                 lesson=lesson,
                 settings=settings,
                 path=args.path,
@@ -809,31 +839,31 @@ def main(argv: list[str] | None = None) -> int:
                 fail_under=args.fail_under,
                 details=args.details,
                 colour=args.colour,
-                service=_remote(args, lesson),
+                service=service,
             )
         if args.command == "batch":
             return _batch(args, lesson, settings)
         if args.command == "serve":
             return _serve(args, lesson, settings)
         if args.command == "gradescope-bundle":
-            return _command("gradescope").bundle(lesson=lesson, out=args.out)
+            return command("gradescope").bundle(lesson=lesson, out=args.out)
         if args.command == "gradescope-run":
-            return _command("gradescope").run(lesson=lesson, root=args.root)
+            return command("gradescope").run(lesson=lesson, root=args.root)
         if args.command == "release":
-            return _command("release").main(
+            return command("release").main(
                 lesson=lesson, out_dir=args.out_dir, fail_under=args.fail_under, server=args.server
             )
         if args.command == "grade-stream":
-            return _command("stream").main(lesson=lesson, settings=settings)
+            return command("stream").main(lesson=lesson, settings=settings)
         if args.command == "nbgrader-collect":
-            return _command("nbgrader_course").collect(
+            return command("nbgrader_course").collect(
                 lesson=lesson,
                 course_dir=args.course_dir,
                 out_dir=args.out_dir,
                 assignment=args.assignment,
                 code=args.code,
             )
-        return gallery.main(lesson=lesson, settings=settings, folder=args.folder, fmt=args.fmt)
+        return command("gallery").main(lesson=lesson, settings=settings, folder=args.folder, fmt=args.fmt)
     except LessonError as err:  # no course, no such lesson, no such exercise
         print(f"grader: {one_line(str(err))}", file=sys.stderr)
         return 2

@@ -26,9 +26,10 @@ from ..core.inert import file_stem, one_line
 from ..core.lesson import Lesson
 from ..core.results import UNFINISHED_EXIT, Report
 from ..core.settings import Settings
+from ..formats import CATALOG_FORMATS
 from ..formats.json_report import from_dict, to_dict
 
-FORMATS = ("text", "json")
+FORMATS = CATALOG_FORMATS
 
 
 def main(*, lessons: tuple[tuple[Lesson, Settings], ...], jobs: int | None = None, fmt: str = "text") -> int:

@@ -16,6 +16,7 @@ from ..core.lesson import Lesson
 from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT
 from ..core.settings import Settings
 from ..engine.run import run_checks
+from ..formats import TABLE_FORMATS
 from ..formats.json_report import to_dict
 from ..formats.table import to_table
 from ..formats.text import lesson_errors
@@ -41,7 +42,7 @@ def entries(lesson: Lesson, folder: Path | None) -> list[tuple[str, Intake | Pat
     return found
 
 
-FORMATS = ("table", "json")
+FORMATS = TABLE_FORMATS
 
 
 def main(*, lesson: Lesson, settings: Settings, folder: Path | None = None, fmt: str = "table") -> int:

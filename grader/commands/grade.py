@@ -13,6 +13,7 @@ from ..core.intake import take_in
 from ..core.lesson import Lesson
 from ..core.results import LESSON_ERROR_EXIT, UNFINISHED_EXIT
 from ..core.settings import Settings
+from ..formats import REPORT_FORMATS
 from ..formats.github import annotations, step_output, step_summary, to_github
 from ..formats.gradescope import to_gradescope
 from ..formats.html import to_html
@@ -22,7 +23,7 @@ from ..formats.text import WIDTH, lesson_errors, not_final, to_text
 from . import remote
 from .check import graded, practice_note, terminal_layout
 
-FORMATS = ("text", "json", "gradescope", "github", "junit", "html")
+FORMATS = REPORT_FORMATS
 
 
 def render(

@@ -32,6 +32,7 @@ closed; output dropped.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import functools
 import os
@@ -81,15 +82,54 @@ STARTING_GUARD = WALL_FACTOR * START_TIMEOUT
 @functools.cache
 def best_level() -> Isolation:
     """The strongest isolation this machine offers."""
-    if not level_problem(Isolation.NAMESPACES):
-        with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
-            probe = subprocess.run(
-                _bwrap_prefix(Path(tmp)) + ["/bin/true"], capture_output=True, timeout=30, check=False
-            )
-        if probe.returncode == 0:
-            return Isolation.NAMESPACES
+    if not level_problem(Isolation.NAMESPACES) and _probe().passed():
+        return Isolation.NAMESPACES
     # a root grader that cannot change user is refused by choose_level, never given ``none``
     return Isolation.NONE if processes_missing() else Isolation.PROCESS
+
+
+class _Probe:
+    """bubblewrap started on ``/bin/true``, in a folder of its own: whether it runs here is read
+    once it has, by :func:`best_level` (:func:`head_start` starts it while the grader loads)."""
+
+    def __init__(self) -> None:
+        self.folder = tempfile.TemporaryDirectory(prefix="grader-probe-")
+        try:
+            self.proc = subprocess.Popen(
+                _bwrap_prefix(Path(self.folder.name)) + ["/bin/true"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except BaseException:
+            self.folder.cleanup()
+            raise
+        self.result: bool | None = None
+
+    def passed(self) -> bool:
+        """Whether it ran, waited for (within 30 seconds) and its folder removed."""
+        if self.result is None:
+            with self.folder:
+                try:
+                    self.proc.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+                    raise
+            self.result = self.proc.returncode == 0
+        return self.result
+
+    def end(self) -> None:
+        """Wait for it if no one has (the run ended before its level was decided), and remove
+        its folder. Never killed: bubblewrap killed while it sets the sandbox up leaves its
+        child waiting for it, for ever, holding the probe's pipes."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.passed()
+
+
+@functools.cache
+def _probe() -> _Probe:
+    """This process's probe of bubblewrap, started on the first call."""
+    return _Probe()
 
 
 def level_problem(level: Isolation) -> str:
@@ -153,7 +193,13 @@ def settle(settings: Settings, private: tuple[Path, ...]) -> Settings:
     the first, and never again."""
     if settings.level is not None:
         return settings
-    return dataclasses.replace(settings, level=choose_level(settings.isolation, private))
+    try:
+        level = choose_level(settings.isolation, private)
+    except IsolationRefused:
+        _end_head_starts(keep=None)
+        raise
+    _end_head_starts(keep=(level.value, settings.limits.memory))
+    return dataclasses.replace(settings, level=level)
 
 
 def choose_level(requested: Isolation, private: tuple[Path, ...]) -> Isolation:
@@ -715,6 +761,8 @@ def _strays(uid: int, warden: int) -> bool:
 
 
 _WARDENS: list[Warden] = []
+#: The sandboxes :func:`head_start` started that no level was settled for yet.
+_HEAD_STARTS: list[Warden] = []
 
 
 def acquire(level: str, memory: int) -> Warden:
@@ -745,6 +793,59 @@ def warm(level: str, memory: int) -> None:
         release(warden)
 
 
+def head_start(settings: Settings) -> None:
+    """Start the sandbox a run of ``settings`` is likely to grade its one submission in, now,
+    without waiting: its bubblewrap, Python and numpy load on another core while the grader
+    loads its engine and the checks. Nothing is decided or said here: the level is settled as
+    ever (:func:`settle`), where a sandbox started for another level or memory is ended, never
+    used; one of the same level and memory is the run's first (:func:`acquire`), as new as one
+    started when needed. Where the level may be refused or warned about (no bubblewrap, the
+    process level as root), none is started."""
+    level = _likely_level(settings)
+    if level is None:
+        return
+    warden = acquire(level.value, settings.limits.memory)
+    try:
+        if warden.proc is None:
+            warden._launch()
+    except OSError:
+        warden.kill()  # the sandbox's first request starts one, and says why if it cannot
+    finally:
+        release(warden)
+    if warden not in _HEAD_STARTS:
+        _HEAD_STARTS.append(warden)
+
+
+def _likely_level(settings: Settings) -> Isolation | None:
+    """The level :func:`choose_level` is about to give ``settings`` (None: no sandbox, or one
+    it might refuse or warn about): for ``auto``, namespaces where bubblewrap is installed,
+    whose probe (:func:`best_level`) is started alongside."""
+    if settings.level is not None:
+        return settings.level if settings.level in (Isolation.NAMESPACES, Isolation.PROCESS) else None
+    requested = Isolation(settings.isolation)
+    if requested is Isolation.AUTO and not level_problem(Isolation.NAMESPACES):
+        try:
+            _probe()
+        except OSError:
+            return None  # best_level starts it again, where it did, and fails as it did
+        return Isolation.NAMESPACES
+    if requested is Isolation.NAMESPACES and not level_problem(requested):
+        return requested
+    if requested is Isolation.PROCESS and not level_problem(requested) and os.geteuid() != 0:
+        return requested
+    return None
+
+
+def _end_head_starts(*, keep: tuple[str, int] | None) -> None:
+    """End each sandbox :func:`head_start` started but for the level and memory ``keep`` (the
+    run's, once settled; None: the run was refused, and grades nothing)."""
+    for warden in _HEAD_STARTS:
+        if (warden.level, warden.memory) != keep:
+            warden.kill()
+            _WARDENS.remove(warden)
+    _HEAD_STARTS.clear()
+
+
 def take_back(*, clean: bool) -> None:
     """The sandboxes of this process, after a process forked from it (which used them for one
     submission, one at a time) has ended: each is that submission's and is killed, and, if the
@@ -758,6 +859,8 @@ def take_back(*, clean: bool) -> None:
 
 @atexit.register
 def close_all() -> None:
-    """End every sandbox of this process."""
+    """End every sandbox of this process (and the probe of bubblewrap, if it was started)."""
     for warden in _WARDENS:
         warden.close()
+    if _probe.cache_info().currsize:
+        _probe().end()
