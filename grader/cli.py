@@ -543,6 +543,8 @@ def _new_course_root(given: Path | None) -> Path:
 _GRADING = ("check", "grade", "gallery", "batch", "grade-stream", "catalog", "serve")
 #: Those that grade one submission, here or through the course's grading service.
 _ONE_SUBMISSION = ("check", "grade")
+#: Those whose sandbox may start before Hypothesis is imported (and its release checked).
+_STARTED_AHEAD = (*_ONE_SUBMISSION, "gradescope-run")
 
 
 def _settings(args, lesson: Lesson) -> Settings:
@@ -781,8 +783,8 @@ def main(argv: list[str] | None = None, *, loaded: Callable[[], None] | None = N
 
     args = parser().parse_args(argv)
     # one submission's grading asks after Hypothesis once its sandbox is on its way: importing
-    # Hypothesis is a tenth of a second the sandbox's start hides behind
-    if args.command not in ("export", "report", *_ONE_SUBMISSION) and _refused():
+    # Hypothesis is a tenth of a second the sandbox's start hides behind (_STARTED_AHEAD)
+    if args.command not in ("export", "report", *_STARTED_AHEAD) and _refused():
         return 2
     try:
         if args.command == "export":  # from a gradebook alone: no course, nothing graded
@@ -848,6 +850,11 @@ def main(argv: list[str] | None = None, *, loaded: Callable[[], None] | None = N
         if args.command == "gradescope-bundle":
             return command("gradescope").bundle(lesson=lesson, out=args.out)
         if args.command == "gradescope-run":
+            # one submission in a container of its own: its sandbox too starts while the engine loads
+            # (for the level gradescope-run settles on where bubblewrap works; ended unused otherwise)
+            head_start(resolve("gradescope-run", isolation=Isolation.AUTO.value))
+            if _refused():
+                return 2
             return command("gradescope").run(lesson=lesson, root=args.root)
         if args.command == "release":
             return command("release").main(

@@ -6,6 +6,7 @@ and a command that grades in no sandbox starts none."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -172,21 +173,30 @@ print(json.dumps({"code": code, "seen": seen}))
 
 
 @namespaces
-def test_grade_starts_its_sandbox_before_it_imports_hypothesis():
+@pytest.mark.parametrize("command", ["grade", "gradescope-run"])
+def test_one_submission_s_sandbox_starts_before_hypothesis_is_imported(tmp_path, command):
     """The sandbox's start (bubblewrap, Python, numpy: a tenth of a second) is hidden behind
     the grader's own loading only if it comes before Hypothesis's import, the largest part of
-    it: the command line imports no Hypothesis before it has started the sandbox."""
+    it: the command line imports no Hypothesis before it has started the sandbox, for ``grade``
+    and for Gradescope's run (one submission in a container of its own)."""
+    if command == "grade":
+        given = [str(TOY.solution)]
+    else:  # Gradescope's folder: the upload in submission/, the results written to results/
+        (tmp_path / "submission").mkdir()
+        (tmp_path / "submission" / TOY.filename).write_bytes(TOY.solution.read_bytes())
+        given = ["--root", str(tmp_path)]
     done = subprocess.run(
-        [sys.executable, "-c", _WHEN_STARTED, "grade", str(TOY.solution), *ON_TOY],
+        [sys.executable, "-c", _WHEN_STARTED, command, *given, *ON_TOY],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
-    import json
-
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"code": 0, "seen": [False]}, done.stderr
+    if command == "gradescope-run":
+        graded = json.loads((tmp_path / "results" / "results.json").read_text(encoding="utf-8"))
+        assert graded["score"] == sum(test["max_score"] for test in graded["tests"]) > 0, graded
 
 
 @pytest.mark.parametrize("command", ["grade", "gallery"])
