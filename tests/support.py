@@ -5,11 +5,14 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -57,13 +60,48 @@ def _compiled_ahead() -> None:
 _compiled_ahead()
 
 
+#: Seconds after its last change that a suite's folder of examples is taken for one of a run
+#: that has ended (a run lasts minutes; CI stops one long before this).
+STALE_STORE_SECONDS = 6 * 3600
+
+
+def sweep_stores(top: Path, prefix: str, keep: str, now: float) -> list[str]:
+    """Remove the folders in ``top`` named ``prefix...`` (but ``keep``), this user's own, left
+    unchanged for :data:`STALE_STORE_SECONDS`: each run of the suite left one behind (15 MB),
+    and a shared machine's temporary folder filled run after run. A link, a file or another
+    user's folder of that name stays, untouched and unfollowed. The names removed."""
+    removed = []
+    try:
+        entries = list(os.scandir(top))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(prefix) or entry.name == keep:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if (
+            stat.S_ISDIR(info.st_mode)
+            and info.st_uid == os.geteuid()
+            and now - info.st_mtime > STALE_STORE_SECONDS
+        ):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.name)
+    return removed
+
+
 def _suite_store() -> None:
     """Every grader the suite starts keeps its examples (:mod:`grader.engine.store`) in one
     folder of this run's, shared by the test workers and never the user's own: a run starts
     with nothing kept, whatever the machine ran before, and later grades replay what earlier
-    ones drew (a test of the store itself chooses its own folder)."""
+    ones drew (a test of the store itself chooses its own folder). Earlier runs' folders go
+    once they are stale (:func:`sweep_stores`)."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"{os.getpid()}"
-    folder = Path(tempfile.gettempdir()) / f"grader-suite-store-{os.geteuid()}-{run}"
+    prefix = f"grader-suite-store-{os.geteuid()}-"
+    folder = Path(tempfile.gettempdir()) / f"{prefix}{run}"
+    sweep_stores(folder.parent, prefix, folder.name, time.time())
     os.environ.setdefault(STORE_VARIABLE, str(folder))
 
 

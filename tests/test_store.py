@@ -21,7 +21,7 @@ import pytest
 from grader.core.settings import STORE_VARIABLE, resolve
 from grader.sandbox.wardens import best_level
 
-from .support import TOY, TOY_BUGGY, TOY_COURSE, script_report
+from .support import STALE_STORE_SECONDS, TOY, TOY_BUGGY, TOY_COURSE, script_report, sweep_stores
 
 pytestmark = pytest.mark.skipif(best_level() == "none", reason="the store serves sandboxed grading only")
 
@@ -603,3 +603,36 @@ def test_what_the_process_opens_after_a_run_is_no_longer_noted(tmp_path):
     assert after["stores"] == 1  # a store was used, so the run noted what it opened
     assert after["recording"] is False
     assert kept_files(tmp_path / "store")  # and it was saved, with what it noted
+
+
+def test_the_suite_sweeps_the_stale_stores_of_its_earlier_runs_and_nothing_else(tmp_path):
+    """Each run of this suite keeps its examples in a folder of its own in the temporary folder
+    (tests/support.py) and left it there: 15 MB a run, 300 MB on the development machine in a
+    day. A run now removes this user's stale ones; its own, a recent one (a run going on beside
+    it), a link of that name (never followed) and anything else stay."""
+    now = 1_000_000_000.0
+    old = now - STALE_STORE_SECONDS - 60
+    prefix = "grader-suite-store-7-"
+    made = {}
+    for name, when in (("stale", old), ("recent", now - 60), ("mine", old)):
+        folder = tmp_path / f"{prefix}{name}"
+        (folder / "kept").mkdir(parents=True)
+        (folder / "kept" / "examples.json").write_text("{}", encoding="utf-8")
+        os.utime(folder, (when, when))
+        made[name] = folder
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "precious").mkdir(parents=True)
+    os.utime(elsewhere, (old, old))  # stale too: only the link's own kind keeps it
+    link = tmp_path / f"{prefix}link"
+    link.symlink_to(elsewhere, target_is_directory=True)
+    os.utime(link, (old, old), follow_symlinks=False)
+    other = tmp_path / "grader-other-stale"
+    other.mkdir()
+    os.utime(other, (old, old))
+
+    removed = sweep_stores(tmp_path, prefix, made["mine"].name, now)
+
+    assert removed == [made["stale"].name]
+    assert not made["stale"].exists()
+    assert made["recent"].is_dir() and made["mine"].is_dir() and other.is_dir()
+    assert link.is_symlink() and (elsewhere / "precious").is_dir()
