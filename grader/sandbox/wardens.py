@@ -5,9 +5,9 @@ keeps one per isolation level (more only if it grades several submissions at onc
 replaces it when another submission begins. Inside runs a *warden*
 (:class:`grader.sandbox.inside.warden.Warden`): a pristine Python with numpy loaded that never
 holds a student's source. It forks the submission's *keeper*
-(:class:`grader.sandbox.inside.warden.Keeper`), which alone receives the source, forks the
-worker and relays its frames, watching each call; a worker replaced (after a time-out, say)
-is forked again from the same warden. A batch's zygote starts the next submission's sandbox as
+(:class:`grader.sandbox.inside.warden.Keeper`), which alone receives the source and forks the
+worker, which this side then talks to directly (:mod:`.watching`); a worker replaced (after a
+time-out, say) is forked again from the same warden. A batch's zygote starts the next submission's sandbox as
 soon as the last one is done (:func:`take_back`), so that its Python and numpy load while the
 next child starts.
 
