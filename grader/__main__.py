@@ -1,8 +1,10 @@
 """``python -m grader``: see grader.cli."""
 
+import atexit
 import gc
 import os
 import sys
+import threading
 
 # The folder the grader was started from is no place to import from: ``python -m`` puts it first
 # on the path, and a file there named as a module the grader or numpy imports (``resource.py``,
@@ -66,4 +68,28 @@ for stream in (sys.stdout, sys.stderr):
     if hasattr(stream, "reconfigure"):
         stream.reconfigure(errors="backslashreplace")
 
-sys.exit(main(loaded=gc.freeze))
+
+def _leave(code) -> None:
+    """End the process with the command's exit status, without the interpreter's own teardown:
+    freeing every module and object one by one (numpy's, Hypothesis's, the grader's) took 40 to
+    55 ms of a grade, for memory that goes with the process anyway. The exit handlers run first,
+    as at any exit (the sandboxes ended, temporary folders removed, logging flushed), then the
+    standard streams are flushed; every file the grader writes is closed where it is written.
+    Where a thread other than this one still runs (none does once a command has returned), the
+    ordinary exit, which waits for it."""
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if any(t.is_alive() for t in others):
+        sys.exit(code)
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader that went away (| head): as Python says it
+                status = 120
+        os._exit(status)
+
+
+_leave(main(loaded=gc.freeze))

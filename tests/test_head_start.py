@@ -216,3 +216,35 @@ def test_a_hypothesis_the_grader_does_not_know_is_refused_before_anything_is_gra
     err = capsys.readouterr().err
     assert "this grader needs Hypothesis" in err and "Hypothesis 3.0.0 is installed" in err, err
     assert graded == []
+
+
+@pytest.mark.parametrize("command", ["grade", "check"])
+def test_the_command_s_end_leaves_nothing_and_says_everything(tmp_path, command):
+    """``python -m grader`` ends without the interpreter's own teardown (grader/__main__.py):
+    the exit handlers still run (the sandbox and the probe of bubblewrap ended, their folders and
+    every temporary one removed) and every byte of the report is written."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    extra = (
+        ["--isolation", "namespaces"]
+        if command == "check" and not wardens.level_problem(Isolation.NAMESPACES)
+        else []
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", command, str(TOY.solution), *ON_TOY, *extra, "--format", "json"]
+        if command == "grade"
+        else [sys.executable, "-m", "grader", command, str(TOY.solution), *ON_TOY, *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    if command == "grade":
+        report = json.loads(done.stdout)
+        assert report["score"] == report["max_score"] > 0
+    else:
+        assert done.stdout.rstrip().endswith("Well done!"), done.stdout[-500:]
+    assert list(scratch.iterdir()) == []
