@@ -1,10 +1,8 @@
 """``python -m grader``: see grader.cli."""
 
-import atexit
 import gc
 import os
 import sys
-import threading
 
 # The folder the grader was started from is no place to import from: ``python -m`` puts it first
 # on the path, and a file there named as a module the grader or numpy imports (``resource.py``,
@@ -77,6 +75,9 @@ def _leave(code) -> None:
     standard streams are flushed; every file the grader writes is closed where it is written.
     Where a thread other than this one still runs (none does once a command has returned), the
     ordinary exit, which waits for it."""
+    import atexit  # here, as every import: the working folder has left the path (see the top)
+    import threading
+
     status = code if isinstance(code, int) else (0 if code is None else 1)
     others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     if any(t.is_alive() for t in others):
