@@ -48,6 +48,12 @@ if os.environ.pop("GRADER_PLAIN_PYTHON", None) is None and (sys.flags.optimize o
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"
 
+# Hypothesis runs no plugin of another package installed beside it (its "hypothesis" entry points:
+# each may register strategies, and so change the examples a check draws): a grade depends on the
+# lesson and the submission, not on what else the machine has installed. Looking for them read
+# every installed package's metadata at Hypothesis's import (about 10 ms of every command).
+os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
+
 # Importing the grader (numpy, Hypothesis, pytest) allocates much and frees almost nothing: no
 # collection while the command line's modules load, and what they built is set aside for good
 # (frozen), so that the collections of the run itself do not walk it again and again (a tenth

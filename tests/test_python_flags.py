@@ -208,3 +208,40 @@ def test_starting_again_keeps_every_other_option_and_leaves_no_trace(tmp_path):
     options, names = json.loads(seen.read_text())
     assert options.get("int_max_str_digits") == "0", options
     assert not [n for n in names if n.startswith("GRADER_PLAIN")], names
+
+
+def test_no_plugin_of_hypothesis_from_another_package_runs(tmp_path):
+    """A package installed beside Hypothesis may register a plugin of it (an entry point of the
+    group "hypothesis", run at Hypothesis's import, free to register strategies and so change what
+    a check draws): ``python -m grader`` runs none, so that a grade does not depend on what else
+    the machine has installed."""
+    site = tmp_path / "site"
+    (site / "planted_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "planted_plugin-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: planted-plugin\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (site / "planted_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[hypothesis]\nplanted = planted_plugin:hook\n", encoding="utf-8"
+    )
+    mark = tmp_path / "ran"
+    (site / "planted_plugin.py").write_text(
+        f"def hook():\n    open({str(mark)!r}, 'w').write('ran')\n", encoding="utf-8"
+    )
+    env = {**os.environ, STORE_VARIABLE: "off", "PYTHONPATH": str(site)}
+    env.pop("HYPOTHESIS_NO_PLUGINS", None)
+    plain = subprocess.run(
+        [sys.executable, "-c", "import hypothesis"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert plain.returncode == 0 and mark.exists(), plain.stderr  # the plugin is there to be run
+    mark.unlink()
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(TOY.solution), *ON_TOY, "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert not mark.exists()
+    report = _report(done)
+    assert report["score"] == report["max_score"]
