@@ -41,6 +41,19 @@ if os.environ.pop("GRADER_PLAIN_PYTHON", None) is None and (sys.flags.optimize o
         sys.exit(subprocess.call(_argv, env=_env))
     os.execve(sys.executable, _argv, _env)
 
+# A standard stream closed where the grader was started (``>&-``) is opened on /dev/null: no file
+# the grader opens later takes its number (what a child process writes to its output would land
+# in that file), and a report has somewhere to go (nowhere, as Python's print writes to a closed
+# output), where it stopped the grader with a traceback.
+for _fd in (0, 1, 2):
+    try:
+        os.fstat(_fd)
+    except OSError:
+        os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
+for _name, _fd, _mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+    if getattr(sys, _name) is None:
+        setattr(sys, _name, open(_fd, _mode, encoding="utf-8", closefd=False))
+
 # numpy's linear algebra on one thread, as in the sandbox (where the student's code may start no
 # thread): the reference's numbers are then the same on every machine, whatever its number of
 # processors, and a check pays neither for starting a pool of threads nor for their spinning (a
@@ -64,6 +77,10 @@ from .cli import main  # noqa: E402
 
 gc.freeze()
 gc.enable()
+
+# How the process ends (_leave), taken before anything else runs in it: code run in this
+# process later (a student's file, where ``check`` runs it here) cannot put another in its place.
+_EXIT = os._exit
 
 # A character the terminal's encoding cannot show (a student's message on a Windows console
 # whose output is redirected, in cp1252) is printed as an escape, never a crash; on UTF-8
@@ -93,10 +110,11 @@ def _leave(code) -> None:
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
-                stream.flush()
-            except (OSError, ValueError):  # a reader that went away (| head): as Python says it
+                if stream is not None and not stream.closed:  # none, or closed: nothing to write
+                    stream.flush()
+            except OSError:  # a reader that went away (| head): the status Python gives then
                 status = 120
-        os._exit(status)
+        _EXIT(status)
 
 
 _leave(main(loaded=gc.freeze))

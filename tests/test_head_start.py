@@ -248,3 +248,28 @@ def test_the_command_s_end_leaves_nothing_and_says_everything(tmp_path, command)
     else:
         assert done.stdout.rstrip().endswith("Well done!"), done.stdout[-500:]
     assert list(scratch.iterdir()) == []
+
+
+def test_a_probe_that_hangs_is_waited_for_once(tmp_path, monkeypatch):
+    """A bubblewrap that hangs while a child of it holds the probe's pipes: the probe is given up
+    after its time (TimeoutExpired, as before), and never waited for again, neither when the
+    level is asked for again nor at the run's end (which waited the whole time a second time)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\nsleep 5 &\nexec sleep 5\n", encoding="utf-8")
+    (fake / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(wardens, "PROBE_SECONDS", 0.5)
+    probe = wardens._Probe()
+    with pytest.raises(subprocess.TimeoutExpired):
+        probe.passed()
+    folder = Path(probe.folder.name)
+
+    def waited(*args, **kwargs):
+        raise AssertionError("the probe was waited for again")
+
+    monkeypatch.setattr(probe.proc, "communicate", waited)
+    with pytest.raises(subprocess.TimeoutExpired):
+        probe.passed()
+    probe.end()
+    assert not folder.exists()

@@ -245,3 +245,46 @@ def test_no_plugin_of_hypothesis_from_another_package_runs(tmp_path):
     assert not mark.exists()
     report = _report(done)
     assert report["score"] == report["max_score"]
+
+
+@pytest.mark.parametrize("closed", ["0", "1", "2"])
+def test_a_standard_stream_closed_at_the_start_stops_nothing(closed):
+    """Started with a standard stream closed (``>&-``), the grader grades as ever, where a closed
+    output stopped it with a traceback: the stream is opened on /dev/null before anything else
+    opens a file (which would otherwise take its number)."""
+    command = (
+        f"exec {sys.executable} -m grader grade {TOY.solution} {' '.join(ON_TOY)} --format json {closed}>&-"
+    )
+    done = subprocess.run(
+        ["/bin/sh", "-c", command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, STORE_VARIABLE: "off"},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    if closed != "1":
+        report = json.loads(done.stdout)
+        assert report["score"] == report["max_score"]
+
+
+def test_a_file_checked_in_the_grader_s_own_process_cannot_change_how_it_ends(tmp_path):
+    """``check`` runs the student's file in its own process; the file replacing ``os._exit``
+    (which the grader ends with, once the command is done) changes nothing: its failures still
+    give exit status 1, as they did before the grader ended that way."""
+    student = tmp_path / TOY.filename
+    student.write_text(
+        TOY_BUGGY.read_text(encoding="utf-8") + "\nimport os as _os\n_os._exit = lambda *a: None\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", "check", str(student), *ON_TOY],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, STORE_VARIABLE: "off"},
+        timeout=300,
+    )
+    assert done.returncode == 1, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])

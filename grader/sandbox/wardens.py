@@ -88,6 +88,10 @@ def best_level() -> Isolation:
     return Isolation.NONE if processes_missing() else Isolation.PROCESS
 
 
+#: Seconds the probe of bubblewrap may take (it runs /bin/true: a few milliseconds).
+PROBE_SECONDS = 30
+
+
 class _Probe:
     """bubblewrap started on ``/bin/true``, in a folder of its own: whether it runs here is read
     once it has, by :func:`best_level` (:func:`head_start` starts it while the grader loads)."""
@@ -104,24 +108,34 @@ class _Probe:
             self.folder.cleanup()
             raise
         self.result: bool | None = None
+        self.timed_out: subprocess.TimeoutExpired | None = None  # raised again, never waited again
 
     def passed(self) -> bool:
-        """Whether it ran, waited for (within 30 seconds) and its folder removed."""
+        """Whether it ran, waited for (within 30 seconds) and its folder removed. One that did not
+        end in time raises TimeoutExpired, now and at every later call, without waiting again:
+        killed, its child (waiting for it for ever) may still hold its pipes."""
+        if self.timed_out is not None:
+            raise self.timed_out
         if self.result is None:
             with self.folder:
                 try:
-                    self.proc.communicate(timeout=30)
-                except subprocess.TimeoutExpired:
+                    self.proc.communicate(timeout=PROBE_SECONDS)
+                except subprocess.TimeoutExpired as late:
                     self.proc.kill()
                     self.proc.wait()
+                    for pipe in (self.proc.stdout, self.proc.stderr):
+                        with contextlib.suppress(OSError):
+                            pipe.close()
+                    self.timed_out = late
                     raise
             self.result = self.proc.returncode == 0
         return self.result
 
     def end(self) -> None:
         """Wait for it if no one has (the run ended before its level was decided), and remove
-        its folder. Never killed: bubblewrap killed while it sets the sandbox up leaves its
-        child waiting for it, for ever, holding the probe's pipes."""
+        its folder. Never killed here: bubblewrap killed while it sets the sandbox up leaves its
+        child waiting for it, for ever, holding the probe's pipes (only :meth:`passed` kills one
+        that took too long, and then this waits no more)."""
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.passed()
 
