@@ -13,7 +13,9 @@ import contextlib
 import importlib
 import os
 import shlex
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -786,6 +788,38 @@ def main(argv: list[str] | None = None, *, loaded: Callable[[], None] | None = N
     # Hypothesis is a tenth of a second the sandbox's start hides behind (_STARTED_AHEAD)
     if args.command not in ("export", "report", *_STARTED_AHEAD) and _refused():
         return 2
+    if args.command not in _STARTED_AHEAD:
+        return _run(args, command)
+    with _terminated_as_interrupted() as terminated:
+        code = _run(args, command)
+    return 128 + signal.SIGTERM if terminated and code == 130 else code
+
+
+@contextlib.contextmanager
+def _terminated_as_interrupted():
+    """SIGTERM (``timeout``, a CI runner's cancel) ends one submission's grading as Ctrl-C does:
+    its sandbox, which starts as the command line is read, and its temporary folders are ended
+    and removed on the way out, where the signal's default action left them behind. Yields a
+    list, not empty once the signal came (the exit status is then 143, as a shell says)."""
+    came: list[int] = []
+    if threading.current_thread() is not threading.main_thread():  # where Python runs handlers
+        yield came
+        return
+
+    def stop(signum, frame):
+        came.append(signum)
+        if len(came) == 1:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args, command) -> int:
+    """:func:`main`'s command, once its words are read."""
     try:
         if args.command == "export":  # from a gradebook alone: no course, nothing graded
             return command("export").main(source=args.source, out=args.out, export=_export(args))

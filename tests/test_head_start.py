@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -273,3 +275,47 @@ def test_a_probe_that_hangs_is_waited_for_once(tmp_path, monkeypatch):
         probe.passed()
     probe.end()
     assert not folder.exists()
+
+
+#: A file of the toy lesson whose load takes seconds (in its sandbox's worker): its grading is
+#: still going on when a test stops it.
+SLOW_TO_LOAD = "\nimport time as _time\n_time.sleep(4)\n"
+
+
+@namespaces
+def test_sigterm_ends_a_grade_as_ctrl_c_does(tmp_path):
+    """A grade's sandbox starts as its command line is read; SIGTERM (``timeout``, a CI runner's
+    cancel) once it has started ends the grade as Ctrl-C does: the sandbox and every temporary
+    folder go, and the exit status says which signal it was (143), with no traceback. With the
+    signal's default action both folders were left behind."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    student = tmp_path / TOY.filename
+    student.write_text(TOY.solution.read_text(encoding="utf-8") + SLOW_TO_LOAD, encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(student), *ON_TOY, "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(scratch)},
+    )
+    try:
+        for _ in range(3000):  # until the sandbox's folder is there (a net, not a measure)
+            if any(
+                p.name.startswith("grader-") and not p.name.startswith("grader-probe")
+                for p in scratch.iterdir()
+            ):
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
+    assert list(scratch.iterdir()) == []
