@@ -13,15 +13,14 @@ import contextlib
 import importlib
 import os
 import shlex
-import signal
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from . import __version__
 from .commands import remote
 from .commands.lint_findings import LINT_EXAMPLES
+from .commands.stopping import Stopped
 from .core.errors import AuthorError, GraderError, IsolationRefused, LessonError, UsageError
 from .core.inert import one_line
 from .core.intake import IntakeError
@@ -790,32 +789,16 @@ def main(argv: list[str] | None = None, *, loaded: Callable[[], None] | None = N
         return 2
     if args.command not in _STARTED_AHEAD:
         return _run(args, command)
-    with _terminated_as_interrupted() as terminated:
-        code = _run(args, command)
-    return 128 + signal.SIGTERM if terminated and code == 130 else code
-
-
-@contextlib.contextmanager
-def _terminated_as_interrupted():
-    """SIGTERM (``timeout``, a CI runner's cancel) ends one submission's grading as Ctrl-C does:
-    its sandbox, which starts as the command line is read, and its temporary folders are ended
-    and removed on the way out, where the signal's default action left them behind. Yields a
-    list, not empty once the signal came (the exit status is then 143, as a shell says)."""
-    came: list[int] = []
-    if threading.current_thread() is not threading.main_thread():  # where Python runs handlers
-        yield came
-        return
-
-    def stop(signum, frame):
-        came.append(signum)
-        if len(came) == 1:
-            raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop)
+    # SIGTERM (``timeout``, a CI runner's cancel) ends one submission's grading as Ctrl-C does:
+    # its sandbox, which starts as the command line is read, and its temporary folders are ended
+    # and removed on the way out, where the signal's default action left them behind
+    signals = Stopped()
+    signals.catch()
     try:
-        yield came
+        code = _run(args, command)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signals.release()
+    return 128 + int(signals.number) if signals.caught and code == 130 else code
 
 
 def _run(args, command) -> int:
@@ -886,7 +869,7 @@ def _run(args, command) -> int:
         if args.command == "gradescope-run":
             # one submission in a container of its own: its sandbox too starts while the engine loads
             # (for the level gradescope-run settles on where bubblewrap works; ended unused otherwise)
-            head_start(resolve("gradescope-run", isolation=Isolation.AUTO.value))
+            head_start(resolve("gradescope-run"))
             if _refused():
                 return 2
             return command("gradescope").run(lesson=lesson, root=args.root)

@@ -76,6 +76,7 @@ from ..formats.text import lesson_errors, to_text
 from ..sandbox.clock import WALL_FACTOR
 from ..sandbox.wardens import processes_missing, settle
 from .export import class_report_of, write_class_report
+from .stopping import Stopped
 from .stream import Verdict, read_answer
 
 #: Seconds a grade process may take beyond the wall-clock guard of a submission (start-up,
@@ -487,7 +488,7 @@ def main(
                 progress.step(entry.student, note)
         return unfinished
 
-    signals = _Stopped()
+    signals = Stopped()
     pool = ThreadPoolExecutor(max_workers=jobs)
     left: list[Entry] = []
     try:
@@ -557,48 +558,6 @@ def _write_files(book, out: Path, lesson: Lesson, export: Export | None, junit: 
         Path(junit).write_text(class_junit(students, lesson=lesson.name), encoding="utf-8")
         print(f"JUnit XML of the class: {junit}", file=sys.stderr)
     return written, class_page
-
-
-class _Stopped:
-    """SIGTERM taken as Ctrl-C (a KeyboardInterrupt) while the batch grades, and which signal it
-    was: the exit code is 128 plus its number (130 for Ctrl-C, 143 for SIGTERM), as a shell says.
-
-    After the first signal, and once the grading is over (:meth:`hold`), a signal is only noted
-    until the temporary folder is removed and the CSV and the class report are written: a
-    second Ctrl-C, or the SIGTERM that follows another signal (``timeout`` and CI runners send
-    them to the whole process group), never cuts that work short. It takes at most
-    :data:`GOODBYE` seconds and a file of each kind."""
-
-    def __init__(self):
-        self.number = signal.SIGINT
-        self.previous: dict = {}
-        self.holding = False
-        self.caught = False
-
-    def catch(self) -> None:
-        if threading.current_thread() is not threading.main_thread():  # where Python runs handlers
-            return
-        for number in (signal.SIGTERM, signal.SIGINT):
-            if number == signal.SIGINT and signal.getsignal(number) is not signal.default_int_handler:
-                continue  # Ctrl-C ignored where the batch was started (a background job): kept so
-            self.previous[number] = signal.signal(number, self._stop)
-
-    def _stop(self, signum, frame):
-        if not self.caught:
-            self.number = signum
-        self.caught = True
-        if not self.holding:
-            self.holding = True  # the first one interrupts; any later one is only noted
-            raise KeyboardInterrupt
-
-    def hold(self) -> None:
-        """From now on a signal is noted, not raised."""
-        self.holding = True
-
-    def release(self) -> None:
-        for number, previous in self.previous.items():
-            signal.signal(number, previous)
-        self.previous = {}
 
 
 def _record(book, reports, entry, suite, report, error, points, failures: list[str]) -> str:

@@ -23,7 +23,7 @@ def terminal_layout(stream, colour: str | None) -> tuple[Style, int]:
     """(style, width) of a text report written to ``stream``: coloured as ``colour``
     (``--color``) and NO_COLOR say, as wide as the terminal (within reason), plain and
     :data:`WIDTH` wide for a file or a pipe."""
-    terminal = stream is not None and stream.isatty()  # None: started with its output closed
+    terminal = stream.isatty()
     width = max(60, min(120, shutil.get_terminal_size((WIDTH, 24)).columns)) if terminal else WIDTH
     return Style(use_colour(colour, terminal=terminal)), width
 

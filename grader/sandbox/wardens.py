@@ -111,7 +111,7 @@ class _Probe:
         self.timed_out: subprocess.TimeoutExpired | None = None  # raised again, never waited again
 
     def passed(self) -> bool:
-        """Whether it ran, waited for (within 30 seconds) and its folder removed. One that did not
+        """Whether it ran, waited for (within :data:`PROBE_SECONDS`) and its folder removed. One that did not
         end in time raises TimeoutExpired, now and at every later call, without waiting again:
         killed, its child (waiting for it for ever) may still hold its pipes."""
         if self.timed_out is not None:
