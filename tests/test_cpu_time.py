@@ -174,6 +174,22 @@ def test_a_sleeping_function_is_stopped_and_it_is_its_own_doing(tmp_path, isolat
     assert any("waited more than 0.5 s without running" in t["feedback"] for t in center)
 
 
+def test_sleeps_each_under_the_call_limit_are_stopped_as_the_students_own(tmp_path):
+    """A function that sleeps a little less than a call's limit at every call is never stopped
+    call by call; its sleeps add up, and past the submission's total limit it is stopped as a
+    time-out of its own. It used to run on until the wall-clock guard of the whole submission
+    (10 times its total) made every later check unfinished, "not a mistake of yours": a grade
+    put off at will, and a batch's time spent twice on it."""
+    file = _override(tmp_path, "naps", "time.sleep(0.4)\nreturn x - x.mean(axis=-1, keepdims=True)")
+    limits = ("--call-timeout", "0.5", "--total-timeout", "0.5")
+    code, report = _graded(file, "--isolation", "auto", "--only", "center_tokens", *limits)
+    assert code == 0
+    assert report["unfinished"] is False
+    center = [t for t in report["tests"] if t["exercise"] == "center_tokens"]
+    assert center and {t["status"] for t in center} == {"timeout"}
+    assert all("waited more than 0.5 s in total without running" in t["feedback"] for t in center)
+
+
 def test_the_alarm_in_process_stops_a_loop_and_a_sleep():
     for block, verdict in ((lambda: [None for _ in iter(int, 1)], CPU), (lambda: time.sleep(10_000), IDLE)):
         with pytest.raises(Alarm) as stopped:

@@ -20,6 +20,10 @@ So one call is judged by :meth:`Stopwatch.verdict`, in this order:
 3. wall time above :data:`WALL_FACTOR` times the limit, neither of the above: the machine did
    not give the code its time (:data:`WALL`); the grade is not final (``unfinished``).
 
+A sandboxed submission also adds up its calls' idle time (:meth:`Stopwatch.idle`): sleeps each
+under the call's limit are the student's once they pass the submission's total limit, as its
+processor time is, before the submission's own wall-clock guard could make them ``unfinished``.
+
 The processor time of a call is all the work done for it, which the machine's load does not
 change: the student's task's, and that of the trusted side's thread that makes the call (it
 watches the call's arguments at each of the worker's writes and runs the reference's functions
@@ -132,6 +136,7 @@ class Stopwatch:
         self.helper_last: Usage | None = self.helper_first
         # when the clocks were last read, and the processor seconds they said then
         self.read_at, self.seen = self.begun, 0.0
+        self.busy: float | None = None  # seconds its tasks ran or waited to run, as last read
 
     def _read(self) -> tuple[float, float | None] | None:
         """(processor seconds used for the call, seconds its tasks ran or waited for a
@@ -156,7 +161,7 @@ class Stopwatch:
                 busy += helper_now.cpu - self.helper_first.cpu + helper_now.delay - self.helper_first.delay
             else:
                 busy = None
-        self.seen = cpu
+        self.seen, self.busy = cpu, busy
         return max(cpu, 0.0), busy
 
     def next_look(self) -> float:
@@ -185,6 +190,12 @@ class Stopwatch:
             helper_now = None
         done = helper_now.cpu - self.helper_first.cpu if helper_now is not None else 0.0
         return max(done, 0.0)
+
+    def idle(self) -> float:
+        """Seconds of the call's wait that were the student's own, as the clocks last said: the
+        wall time waited for it less the time its tasks ran or waited for a processor; 0 where
+        the run delay is unknown (then no wait is the student's)."""
+        return max(self.waited - self.busy, 0.0) if self.busy is not None else 0.0
 
     def cpu(self) -> float | None:
         """Processor seconds used for the call since it began (None: unknown)."""

@@ -142,6 +142,7 @@ class Sandboxed(Deadlined):
         self.worker_seen = 0.0  # processor seconds of the current worker, as last read
         self.worker_last: Usage | None = None  # its last reading (None: none, or unreadable)
         self.relayed = 0.0  # processor seconds this side spent for the calls (reference, watching)
+        self.idle = 0.0  # seconds the calls so far waited for the student's code while it did not run
         self.unfinished = ""  # why the file's loading was stopped by a wall-clock guard
         self._signatures: dict = {}
         self._problem = ""
@@ -538,6 +539,11 @@ class Sandboxed(Deadlined):
         total = self.limits.total_timeout
         if self._spent() > total:
             raise StudentTimeout(f"Your file used more than {total:g} s of processor time in total.")
+        if self.idle > total:  # a sleep in each call, each under the call's limit: the student's too
+            raise StudentTimeout(
+                f"Your file waited more than {total:g} s in total without running "
+                "(sleeps, or waiting for something that never comes)."
+            )
         if time.monotonic() - self.started > WALL_FACTOR * total:
             raise Unfinished(
                 f"Grading of your file was stopped: the machine was too busy to give it its {total:g} s "
@@ -615,6 +621,7 @@ class Sandboxed(Deadlined):
             raise
         finally:
             self.relayed += self.watch.others(reread=not answered)
+            self.idle += self.watch.idle()
             self.watch = None
 
     def begin_example(self) -> None:
