@@ -190,6 +190,20 @@ def test_sleeps_each_under_the_call_limit_are_stopped_as_the_students_own(tmp_pa
     assert all("waited more than 0.5 s in total without running" in t["feedback"] for t in center)
 
 
+def test_a_function_that_hangs_up_and_stays_pays_for_the_wait(tmp_path):
+    """A call that closes its end of the conversation and sleeps on is waited for (two seconds
+    for it to end and say how) before its worker is ended: that wait is the student's idle time,
+    so such calls reach the total limit as sleeps do, not the wall-clock guard."""
+    file = _override(tmp_path, "hangs_up", "import os\nos.closerange(3, 4096)\ntime.sleep(10_000)")
+    limits = ("--call-timeout", "0.5", "--total-timeout", "0.5")
+    code, report = _graded(file, "--isolation", "auto", "--only", "center_tokens", *limits)
+    assert code == 0
+    assert report["unfinished"] is False
+    center = [t for t in report["tests"] if t["exercise"] == "center_tokens"]
+    assert center and "timeout" in {t["status"] for t in center}
+    assert any("waited more than 0.5 s in total without running" in t["feedback"] for t in center)
+
+
 def test_the_alarm_in_process_stops_a_loop_and_a_sleep():
     for block, verdict in ((lambda: [None for _ in iter(int, 1)], CPU), (lambda: time.sleep(10_000), IDLE)):
         with pytest.raises(Alarm) as stopped:

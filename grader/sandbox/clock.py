@@ -220,6 +220,14 @@ class Stopwatch:
         return ""
 
 
+def lingered(wall: float, before: Usage | None, after: Usage | None) -> float:
+    """Of ``wall`` seconds spent waiting for a task whose usage went from ``before`` to
+    ``after``, those it neither ran nor waited for a processor; 0 where that cannot be known."""
+    if before is None or after is None or before.delay is None or after.delay is None:
+        return 0.0
+    return max(wall - (after.cpu - before.cpu) - (after.delay - before.delay), 0.0)
+
+
 def stopped_message(subject: str, verdict: str, limit: float) -> str:
     """What a student reads when a limit stopped their code (``subject``: "`name`" or "Your file")."""
     if verdict == CPU:

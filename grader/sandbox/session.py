@@ -31,7 +31,7 @@ from ..core.inert import student_strings, student_text
 from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
-from .clock import CPU, WALL, WALL_FACTOR, KeptUsage, Stopwatch, Usage, stopped_message
+from .clock import CPU, WALL, WALL_FACTOR, KeptUsage, Stopwatch, Usage, lingered, stopped_message
 from .cores import Shared
 from .inprocess import Alarm, time_limit
 from .inside import worker
@@ -512,11 +512,14 @@ class Sandboxed(Deadlined):
     def _death(self, name: str) -> str:
         """Why the worker is gone, in a student's words."""
         self._close_pipes()
+        before, began = self._worker_usage(), time.monotonic()
         try:
             status = self.warden.request({"type": "status", "wait": 2.0}, keeper=True)
         except WardenLost:
             return self._lost(name)
         code = status.get("code")
+        if status.get("alive"):  # it closed its end and stayed: the wait for it was its own doing
+            self.idle += lingered(time.monotonic() - began, before, self._worker_usage())
         self._end_worker()
         if status.get("alive"):
             return f"{_subject(name)} closed its connection to the grader."
@@ -618,10 +621,12 @@ class Sandboxed(Deadlined):
                 return self._checked(name, reply)
         except StudentTimeout as stop:
             self.stuck[name] = type(stop)(stop.message + _NOT_AGAIN)
+            answered = True  # a limit was found on clocks read just now
             raise
         finally:
             self.relayed += self.watch.others(reread=not answered)
-            self.idle += self.watch.idle()
+            if answered:  # idle time as clocks read at the call's end say (a crash reads none)
+                self.idle += self.watch.idle()
             self.watch = None
 
     def begin_example(self) -> None:
