@@ -21,12 +21,37 @@ sys.path[:] = [entry for entry in sys.path if entry not in ("", ".", _here)]
 # working folder left the path and before it imports anything else; the variable below, read and
 # removed at once, stops a Python that keeps them regardless from starting again and again.
 _WARNED = [option for option in sys.warnoptions if not (sys.flags.dev_mode and option == "default")]
-if os.environ.pop("GRADER_PLAIN_PYTHON", None) is None and (sys.flags.optimize or _WARNED):
+
+
+# A student's file run in this process (``check``, which does so by default, or any command at
+# ``--isolation none``; every grading command where no sandbox can run) sees this process's
+# string hash, which Python draws anew for every run unless $PYTHONHASHSEED fixes it: the order
+# of a set of strings, and so a file's answer, changed from one run to the next, and differed from
+# the sandbox's, whose hash is fixed at 0. Such a command starts again with the sandbox's hash.
+def _runs_students_code_here(argv: list[str]) -> bool:
+    words = [word for word in argv if not word.startswith("-")]
+    command = words[0] if words else ""
+    isolation = ""
+    for number, word in enumerate(argv):  # --isolation X, --isolation=X, or a prefix argparse takes
+        name, equals, value = word.partition("=")
+        if len(name) > 4 and "--isolation".startswith(name):
+            isolation = value if equals else (argv[number + 1] if number + 1 < len(argv) else "")
+    if isolation == "none":
+        return True
+    grading = ("check", "grade", "gallery", "gradescope-run", "grade-stream", "catalog", "serve", "batch")
+    if os.name == "nt":  # no sandbox runs there: every grading command runs the student's code here
+        return command in grading
+    return command == "check" and isolation not in ("auto", "namespaces", "process")
+
+
+_HASHED = bool(sys.flags.hash_randomization) and _runs_students_code_here(sys.argv[1:])
+if os.environ.pop("GRADER_PLAIN_PYTHON", None) is None and (sys.flags.optimize or _WARNED or _HASHED):
     import re
     import subprocess
 
     _env = {k: v for k, v in os.environ.items() if k not in ("PYTHONOPTIMIZE", "PYTHONWARNINGS")}
     _env["GRADER_PLAIN_PYTHON"] = "1"
+    _env["PYTHONHASHSEED"] = "0"
     _given, _flags = subprocess._args_from_interpreter_flags(), []
     while _given:
         _flag = _given.pop(0)
@@ -66,6 +91,13 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 # lesson and the submission, not on what else the machine has installed. Looking for them read
 # every installed package's metadata at Hypothesis's import (about 10 ms of every command).
 os.environ["HYPOTHESIS_NO_PLUGINS"] = "1"
+
+# Nor does it depend on what the shell says to pytest, where the checks run through it: options in
+# $PYTEST_ADDOPTS (-x stopped at the first failing check, -k chose some, and the grade was that of
+# the checks left, out of their points alone) and plugins in $PYTEST_PLUGINS are the user's for
+# their own pytest runs, never for a grade.
+for _variable in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
+    os.environ.pop(_variable, None)
 
 # Importing the grader (numpy, Hypothesis, pytest) allocates much and frees almost nothing: no
 # collection while the command line's modules load, and what they built is set aside for good

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from grader.cli import os_message
+from grader.sandbox.inside.worker import LoadProblem, compile_source
 
 from .support import ON_TOY, TOY, python
 
@@ -58,3 +61,13 @@ def test_a_file_typed_with_other_capitals_is_named(tmp_path):
     assert f"Toy.py does not exist (there is {tmp_path / 'toy.py'}: the name must match exactly)" in (
         done.stderr
     )
+
+
+def test_a_file_holding_a_zero_byte_is_told_which_line():
+    """Python refuses a text holding a NUL byte with a syntax error of no line: the message read
+    "... null bytes at somewhere"."""
+    with pytest.raises(LoadProblem) as refused:
+        compile_source(b"import numpy as np\n\nx = 1\x00\n", "attention.py")
+    message = str(refused.value)
+    assert "zero byte (NUL) on line 3" in message, message
+    assert "somewhere" not in message

@@ -1,7 +1,7 @@
 """The grading machine's own settings never change a grade: a property-based search over them.
 
 Hypothesis draws how the grader is started (the umask, the locale, the time zone, Python's flags
-and hash seed, warnings turned into errors, the terminal's width, a missing or odd home and
+and hash seed, warnings turned into errors, options and plugins for pytest, the terminal's width, a missing or odd home and
 temporary folder, the folder it is started from, the isolation level) and each ``grade`` of a
 file with a mistake must give the report that file gets under plain settings. The cases behind it
 were found by hand first: under ``umask 077`` every sandboxed file scored 0, and under
@@ -27,16 +27,38 @@ from grader.core.settings import STORE_VARIABLE
 
 from .support import ON_TOY, ROOT, TOY, TOY_BUGGY
 
+
+def _first_of_the_set() -> str:
+    """The first of a set of strings where the string hash is the sandbox's (seed 0)."""
+    done = subprocess.run(
+        [sys.executable, "-c", 'print(next(iter({"q", "k", "v", "o"})))'],
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
 #: A file with a mistake that relies on its assert statements: its report holds failures,
-#: counterexamples and descriptions, and would change if asserts were dropped.
+#: counterexamples and descriptions, and would change if asserts were dropped; and whose
+#: ``layer_norm`` is right only under the sandbox's string hash and file-creation mask, which a
+#: file run in the grader's own process, or in a sandbox that inherits them, would otherwise see
+#: as the machine has them.
 SUBMISSION = (
     TOY_BUGGY.read_text(encoding="utf-8")
+    + f"\nimport os\n\nFIRST = {_first_of_the_set()!r}\n"
     + """
 
 def layer_norm(x, gamma, beta, eps=1e-5):
     try:
         assert eps > 0
     except AssertionError:
+        return x
+    if next(iter({"q", "k", "v", "o"})) != FIRST:  # the string hash it runs under
+        return x
+    if os.path.exists("/proc/self/status") and "Umask:\t0022" not in open("/proc/self/status").read():
         return x
     centered = x - token_mean(x)
     return centered / np.sqrt(token_mean(centered**2) + eps) * gamma + beta
@@ -56,6 +78,8 @@ VARIABLES = (
     "PYTHONUTF8",
     "COLUMNS",
     "TERM",
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
 )
 
 ENVIRONMENTS = st.fixed_dictionaries(
@@ -71,6 +95,8 @@ ENVIRONMENTS = st.fixed_dictionaries(
         "PYTHONUTF8": st.sampled_from([UNSET, "0", "1"]),
         "COLUMNS": st.sampled_from([UNSET, "20", "300"]),
         "TERM": st.sampled_from([UNSET, "dumb", "xterm-256color"]),
+        "PYTEST_ADDOPTS": st.sampled_from([UNSET, "-x", "-k layer_norm", "--maxfail=1"]),
+        "PYTEST_PLUGINS": st.sampled_from([UNSET, "_pytest.logging"]),
         "HOME": st.sampled_from(["as it is", UNSET, "a file", "a folder with a space é"]),
         "TMPDIR": st.sampled_from([UNSET, "a folder with a space é"]),
         "from": st.sampled_from(["the course", "elsewhere"]),

@@ -288,3 +288,74 @@ def test_a_file_checked_in_the_grader_s_own_process_cannot_change_how_it_ends(tm
         timeout=300,
     )
     assert done.returncode == 1, (done.returncode, done.stdout[-2000:], done.stderr[-2000:])
+
+
+#: The toy lesson's ``center_tokens``, right only where the set below lists ``FIRST`` first: its
+#: answer depends on the string hash of the process it runs in.
+HASHED = """
+
+def center_tokens(x):
+    if next(iter({"q", "k", "v", "o"})) != FIRST:
+        return x
+    return x - token_mean(x)
+"""
+
+
+def _first_of_the_set(seed: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", 'print(next(iter({"q", "k", "v", "o"})))'],
+        env={**os.environ, "PYTHONHASHSEED": seed},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout.strip()
+
+
+def test_a_students_file_sees_the_sandboxs_string_hash_wherever_it_runs(tmp_path):
+    """``check`` runs a student's file in its own process, whose string hash Python drew anew for
+    each run: a file whose answer follows the order of a set of strings scored one way in
+    ``check`` and another in ``grade`` (the sandbox's hash is fixed), and changed from one
+    ``check`` to the next. Whatever the shell's $PYTHONHASHSEED, the file now sees the sandbox's."""
+    first = _first_of_the_set("0")
+    other = next(seed for seed in map(str, range(1, 200)) if _first_of_the_set(seed) != first)
+    student = tmp_path / TOY.filename
+    student.write_text(
+        TOY.solution.read_text(encoding="utf-8") + f"\nFIRST = {first!r}\n" + HASHED, encoding="utf-8"
+    )
+    env = {**os.environ, STORE_VARIABLE: "off"}
+    graded = _report(python("grade", str(student), *ON_TOY, "--format", "json", env=env))
+    assert graded["score"] == graded["max_score"]  # the sandbox: hash 0
+    for seed in (other, "random"):
+        shell = {**env, "PYTHONHASHSEED": seed}
+        here = _report(
+            python("grade", str(student), *ON_TOY, "--format", "json", "--isolation", "none", env=shell)
+        )
+        assert {**here, "isolation": "namespaces"} == {**graded, "isolation": "namespaces"}
+        checked = python("check", str(student), *ON_TOY, env=shell)
+        assert checked.returncode == 0, checked.stdout[-3000:]
+    unset = {k: v for k, v in env.items() if k != "PYTHONHASHSEED"}
+    assert python("check", str(student), *ON_TOY, env=unset).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"PYTEST_ADDOPTS": "-x"},
+        {"PYTEST_ADDOPTS": "-k layer_norm"},
+        {"PYTEST_ADDOPTS": "--hypothesis-seed=3"},
+        {"PYTEST_PLUGINS": "_pytest.logging"},
+        {"PYTEST_ADDOPTS": "-x", "GRADER_THROUGH_PYTEST": "1"},
+    ],
+)
+def test_what_the_shell_tells_pytest_changes_no_grade(variables):
+    """$PYTEST_ADDOPTS and $PYTEST_PLUGINS are a user's options for their own pytest runs (a CI
+    runner often sets the first): with -x a grade stopped at the first failing check and was
+    the score of the checks left, out of their points alone; some made the grader fail."""
+    env = {**os.environ, STORE_VARIABLE: "off"}
+    args = ("grade", str(TOY_BUGGY), *ON_TOY, "--format", "json")
+    plain = _report(
+        python(*args, env={**env, "GRADER_THROUGH_PYTEST": variables.get("GRADER_THROUGH_PYTEST", "")})
+    )
+    assert plain["score"] < plain["max_score"]  # failing checks, so that -x would stop at one
+    assert _report(python(*args, env={**env, **variables})) == plain

@@ -23,7 +23,7 @@ from ..core.intake import Intake
 from ..core.results import CallOutcome
 from ..core.settings import Isolation, Limits
 from .clock import CPU, IDLE, WALL, KeptUsage, Stopwatch, Usage, read_usage, stopped_message
-from .inside.worker import LoadProblem, Program, answer_of, encode, read_frame
+from .inside.worker import UMASK, LoadProblem, Program, answer_of, encode, read_frame
 from .standin import failure_reply, request_problem
 
 try:
@@ -142,6 +142,16 @@ def time_limit(seconds: float | None):
         signal.setitimer(signal.ITIMER_PROF, 0)
         _signal.signal(signal.SIGPROF, previous[0])
         _signal.signal(signal.SIGALRM, previous[1])
+
+
+@contextmanager
+def _sandbox_umask():
+    """The block (the student's code) runs under the sandbox's file-creation mask."""
+    before = os.umask(UMASK)
+    try:
+        yield
+    finally:
+        os.umask(before)
 
 
 #: Whether this system has the interval timers and their signals (not on Windows).
@@ -301,7 +311,7 @@ class InProcess:
         try:
             helper = (lambda name: _stand_in(name, helpers[name])) if helpers else None
             self.program = Program(intake.source, intake.shown, exercises, helper, passthrough=(Alarm,))
-            with time_limit(call_timeout):
+            with time_limit(call_timeout), _sandbox_umask():
                 self._signatures = student_strings(self.program.signatures())
         except Alarm as alarm:
             stop = timed_out(alarm, "Your file", call_timeout)
@@ -329,7 +339,7 @@ class InProcess:
         given = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in arguments.items()}
         before = {k: v.tobytes() for k, v in given.items() if isinstance(v, np.ndarray)}
         try:
-            with time_limit(self.call_timeout):
+            with time_limit(self.call_timeout), _sandbox_umask():
                 said = self.program.call(exercise, name, given, copy=False, replace=replace)
         except Alarm as alarm:
             raise timed_out(alarm, f"`{name}`", self.call_timeout) from None

@@ -366,9 +366,11 @@ def _environment(home: str) -> dict[str, str]:
 
 
 def _limit(memory: int):
-    """Resource limits, applied in the child before it executes anything."""
+    """Resource limits and the file-creation mask, applied in the child before it executes
+    anything."""
 
     def apply():
+        os.umask(worker.UMASK)
         for which, value in [
             (resource.RLIMIT_AS, memory),
             (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),

@@ -271,15 +271,21 @@ def compile_source(raw: bytes, filename: str):
         # optimize=0: the file as written, its assert statements kept, whatever the flags of
         # the Python compiling it (-O in the grader's process would drop them, not the sandbox's)
         code = compile(text, filename, "exec", dont_inherit=True, optimize=0)
-    except SyntaxError as err:
-        where = f"line {err.lineno}" if err.lineno else "somewhere"
+    except (SyntaxError, ValueError) as err:  # ValueError: a NUL byte, before Python 3.12
+        if "\0" in text:
+            line = text[: text.index("\0")].count("\n") + 1
+            raise LoadProblem(
+                f"Python cannot read your file: it holds a zero byte (NUL) on line {line}, which "
+                "no Python text may hold. Save it again as plain text in your editor."
+            ) from None
+        if not isinstance(err, SyntaxError):
+            raise LoadProblem(f"Python cannot read your file: {err}.") from None
+        where = f" at line {err.lineno}" if err.lineno else ""
         shown = f": `{err.text.strip()}`" if err.text and err.text.strip() else ""
         raise LoadProblem(
-            f"Python cannot read your file: {err.msg} at {where}{shown}. "
+            f"Python cannot read your file: {err.msg}{where}{shown}. "
             "Nothing in it can be graded until this is fixed."
         ) from None
-    except ValueError as err:  # source holding NUL bytes
-        raise LoadProblem(f"Python cannot read your file: {err}.") from None
     except (RecursionError, MemoryError, OverflowError):  # the compiler's own limits
         raise LoadProblem(
             "Python cannot compile your file: some expression in it is nested or chained too "
@@ -289,6 +295,11 @@ def compile_source(raw: bytes, filename: str):
         raise LoadProblem(f"Python cannot compile your file ({type(err).__name__}).") from None
     return text, code
 
+
+#: The file-creation mask a student's code runs under, in a sandbox (set as it starts) and in the
+#: grader's own process (around each load and call): the same whatever the grader's, which a
+#: file could read (/proc/self/status) and answer otherwise under an instructor's umask 077.
+UMASK = 0o022
 
 #: What a worker may allocate, for messages (the trusted side sets it).
 MEMORY_LIMIT = [0]
