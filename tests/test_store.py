@@ -21,7 +21,16 @@ import pytest
 from grader.core.settings import STORE_VARIABLE, resolve
 from grader.sandbox.wardens import best_level
 
-from .support import STALE_STORE_SECONDS, TOY, TOY_BUGGY, TOY_COURSE, script_report, sweep_stores
+from .support import (
+    ON_TOY,
+    STALE_STORE_SECONDS,
+    TOY,
+    TOY_BUGGY,
+    TOY_COURSE,
+    python,
+    script_report,
+    sweep_stores,
+)
 
 pytestmark = pytest.mark.skipif(best_level() == "none", reason="the store serves sandboxed grading only")
 
@@ -302,20 +311,34 @@ def test_a_store_folder_someone_else_may_enter_is_left_alone(tmp_path):
     assert graded(link)["counts"]["replayed"] == 0  # a folder that is a link is not used
 
 
-def test_where_the_store_is_resolved_once():
-    home = {"HOME": "/home/ada"}
-    assert resolve("grade", environ=home).store == "/home/ada/.cache/grader/replay"
+def test_where_the_store_is_resolved_once(tmp_path):
+    ada = tmp_path / "home" / "ada"
+    ada.mkdir(parents=True)
+    home = {"HOME": str(ada)}
+    assert resolve("grade", environ=home).store == f"{ada}/.cache/grader/replay"
     assert (
-        resolve("grade", environ={**home, "XDG_CACHE_HOME": "/var/cache/ada"}).store
-        == "/var/cache/ada/grader/replay"
+        resolve("grade", environ={**home, "XDG_CACHE_HOME": str(tmp_path / "cache")}).store
+        == f"{tmp_path}/cache/grader/replay"
     )
     assert (
         resolve("grade", environ={**home, "XDG_CACHE_HOME": "relative"}).store
-        == "/home/ada/.cache/grader/replay"
+        == f"{ada}/.cache/grader/replay"
     )
     assert resolve("grade", environ={**home, STORE_VARIABLE: "off"}).store is None
     assert resolve("grade", environ={**home, STORE_VARIABLE: "/srv/kept"}).store == "/srv/kept"
     assert resolve("grade", environ={**home, "GRADER_REPLAY": "off"}).store is None
+
+
+def test_a_home_that_is_not_there_is_not_made(tmp_path):
+    """With $HOME naming no folder, the grader (as root, say) made it, folder by folder, to keep
+    its examples in: anywhere on the machine a variable named. No store then; a grade all the same."""
+    gone = tmp_path / "nowhere" / "home"
+    env = {k: v for k, v in os.environ.items() if k not in (STORE_VARIABLE, "XDG_CACHE_HOME")}
+    assert resolve("grade", environ={**env, "HOME": str(gone)}).store is None
+    assert resolve("grade", environ={**env, "XDG_CACHE_HOME": str(gone / ".cache")}).store is None
+    done = python("grade", str(TOY.solution), *ON_TOY, env={**env, "HOME": str(gone)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_no_store_where_the_students_code_runs_as_the_graders_own_user(tmp_path, monkeypatch):

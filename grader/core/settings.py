@@ -52,6 +52,8 @@ def _store_folder(environ) -> str | None:
         if not os.path.isabs(home):
             return None
         cache = os.path.join(home, ".cache")
+    if not os.path.isdir(os.path.dirname(cache)):
+        return None  # a home that is not there is not made (as root, anywhere): no store
     return os.path.join(cache, "grader", "replay")
 
 
