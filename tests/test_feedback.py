@@ -282,6 +282,18 @@ def test_the_next_step_names_the_first_exercise_to_fix():
     assert "Next" not in to_text(report)
 
 
+def test_a_file_that_could_not_be_graded_is_what_to_fix_next():
+    """An unreadable file (a pipe) or one that is not Python fails every check; the next step
+    named the first exercise, as if its code were to blame."""
+    report = Report(
+        "f.py", (_failed("a_check"),), problem="attention.py could not be read: it is a named pipe."
+    )
+    text = to_text(report, recheck="python -m grader check f.py")
+    assert "Next: fix f" not in text and "--only" not in text
+    assert "Next: fix what is said at the top, then check again:" in text
+    assert text.rstrip().endswith("python -m grader check f.py")
+
+
 # -- colour
 
 

@@ -373,7 +373,14 @@ def exercise_lines(
 
 
 def _next_step(report: Report, style: Style, recheck: str) -> list[str]:
-    """What to do next: the first exercise to fix and the command that checks just it."""
+    """What to do next: the first exercise to fix and the command that checks just it; where the
+    file itself could not be graded (unreadable, not Python), the command that checks it again."""
+    if report.problem:  # no exercise is the one to fix: the file, as its problem says above
+        return [
+            "",
+            style("Next: fix what is said at the top, then check again:", "next"),
+            style(f"    {one_line(recheck)}", "next"),
+        ]
     for exercise in report.exercises:
         failing = sum(
             1
