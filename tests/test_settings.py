@@ -53,7 +53,7 @@ def test_a_level_that_may_not_run_is_refused_where_it_is_decided(monkeypatch):
         wardens.settle(Settings(isolation=Isolation.PROCESS), TOY.private)
 
 
-def test_a_batch_hands_its_grading_processes_the_settings_whole_and_typed():
+def test_a_batch_hands_its_grading_processes_the_settings_whole_and_typed(tmp_path):
     """batch and serve start ``grade-stream`` with the run's settings as one typed object: every
     field arrives as it was (a float's every digit, the exercises, the store), the level asked
     for by name so the process decides it where it runs, and anything else is refused in words."""
@@ -76,8 +76,10 @@ def test_a_batch_hands_its_grading_processes_the_settings_whole_and_typed():
     got = decoded(encoded(replace(asked, replay=True)), lesson_exercises=TOY.exercises, environ=here)
     assert got == replace(asked, isolation=Isolation.PROCESS, level=None, replay=True)
     # where the grading machine keeps its store is its own: only whether one is used travels
-    elsewhere = decoded(encoded(replace(asked, replay=True)), environ={"HOME": "/home/worker"})
-    assert elsewhere.store == "/home/worker/.cache/grader/replay"
+    worker = tmp_path / "home" / "worker"
+    worker.mkdir(parents=True)
+    elsewhere = decoded(encoded(replace(asked, replay=True)), environ={"HOME": str(worker)})
+    assert elsewhere.store == f"{worker}/.cache/grader/replay"
     got = decoded(encoded(asked), lesson_exercises=TOY.exercises)
     assert got == replace(asked, isolation=Isolation.PROCESS, level=None, store=None)  # replay off: no store
     options = stream_options(TOY, asked, Isolation.PROCESS)
