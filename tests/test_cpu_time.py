@@ -204,6 +204,38 @@ def test_a_function_that_hangs_up_and_stays_pays_for_the_wait(tmp_path):
     assert any("waited more than 0.5 s in total without running" in t["feedback"] for t in center)
 
 
+#: A ``center_tokens`` that ends each call without an answer after sleeping under the call's
+#: limit, in three ways: the worker exits, it lets go of its pipes first and exits later, or
+#: each new worker sleeps as the file is loaded again and then exits.
+UNANSWERED = {
+    "exits": "def center_tokens(x):\n    time.sleep(0.4)\n    os._exit(0)\n",
+    "hangs up, then exits": (
+        "def center_tokens(x):\n    os.closerange(3, 4096)\n    time.sleep(0.4)\n    os._exit(0)\n"
+    ),
+    "sleeps as it loads": (
+        "if not getattr(sys, '_loaded_once', False):\n    sys._loaded_once = True\n    time.sleep(0.4)\n\n\n"
+        "def center_tokens(x):\n    os._exit(0)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(UNANSWERED))
+def test_calls_that_end_without_an_answer_pay_for_their_waits(tmp_path, how):
+    """Each worker lost is replaced, and a new one loads the file again: a call that slept and
+    then ended without answering (or a load that slept) added nothing to the submission's idle
+    time, so such calls ran on, a worker each, until the wall-clock guard made the grade
+    unfinished (red team helper-46)."""
+    override = tmp_path / "unanswered.py"
+    override.write_text("import os\nimport sys\nimport time\n\n\n" + UNANSWERED[how], encoding="utf-8")
+    file = compose(override, tmp_path / "unanswered", TOY)
+    limits = ("--call-timeout", "0.5", "--total-timeout", "0.5")
+    code, report = _graded(file, "--isolation", "auto", "--only", "center_tokens", *limits)
+    assert code == 0
+    assert report["unfinished"] is False
+    center = [t for t in report["tests"] if t["exercise"] == "center_tokens"]
+    assert any("waited more than 0.5 s in total without running" in t["feedback"] for t in center)
+
+
 def test_the_alarm_in_process_stops_a_loop_and_a_sleep():
     for block, verdict in ((lambda: [None for _ in iter(int, 1)], CPU), (lambda: time.sleep(10_000), IDLE)):
         with pytest.raises(Alarm) as stopped:
@@ -267,6 +299,39 @@ def test_the_keepers_time_is_not_the_students_idle_time(monkeypatch):
     assert watch.verdict() == ""  # the keeper was slow to serve it
     c.helper_cpu = 1.0  # and the work the keeper did for the call is the call's
     assert watch.verdict() == CPU
+
+
+def test_a_call_counts_the_waits_it_was_seen_to_leave_unanswered(monkeypatch):
+    """A sleep is the student's as looks find the call still unanswered; a long last wait that
+    ended with the answer there is the grader's own (stopped or paused, while the worker had
+    answered and was frozen at its write), counted for a tick at most: pausing the grader 6 s
+    made an honest file's grade a time-out (red team helper-46); a call whose end cannot be
+    read counts what was seen before it."""
+    c = _Clocks(monkeypatch)
+    sleeper = c.watch(limit=3.0)
+    for step in range(1, 9):  # looked at every tick, unanswered: asleep
+        c.now = sleeper.waited = 0.25 * step
+        assert sleeper.verdict() == ""
+    c.now = sleeper.waited = 2.1  # its answer, read
+    sleeper.cpu()
+    assert sleeper.idle() == pytest.approx(2.1)
+
+    c.now = 10.0
+    paused = c.watch(limit=3.0)
+    c.cpu += 0.01  # it answered at once; the grader read the answer 6 s later
+    c.now, paused.waited = 16.0, 6.0
+    paused.cpu()
+    assert paused.idle() <= clock.TICK
+
+    c.now = 20.0
+    lost = c.watch(limit=3.0)
+    for step in (1, 2):
+        c.now, lost.waited = 20.0 + 0.25 * step, 0.25 * step
+        assert lost.verdict() == ""
+    c.readable = False  # its end: the worker is gone
+    c.now, lost.waited = 20.7, 0.7
+    lost.cpu()
+    assert lost.idle() == pytest.approx(0.5)
 
 
 def test_without_a_run_delay_a_sleep_is_never_blamed_on_the_student(monkeypatch):

@@ -137,6 +137,9 @@ class Stopwatch:
         # when the clocks were last read, and the processor seconds they said then
         self.read_at, self.seen = self.begun, 0.0
         self.busy: float | None = None  # seconds its tasks ran or waited to run, as last read
+        self.read_waited = -1.0  # the wait that reading came after (stale once more is waited)
+        # the student's idle time as of the last reading taken while the call had not answered
+        self.pending_waited, self.pending_idle = 0.0, 0.0
 
     def _read(self) -> tuple[float, float | None] | None:
         """(processor seconds used for the call, seconds its tasks ran or waited for a
@@ -145,7 +148,7 @@ class Stopwatch:
         now = self.measure()
         if now is None or self.first is None:
             return None
-        self.last = now
+        self.last, self.read_waited = now, self.waited
         cpu = now.cpu - self.first.cpu
         busy = None
         if now.delay is not None and self.first.delay is not None:
@@ -153,7 +156,7 @@ class Stopwatch:
         if self.helper is not None:
             helper_now = self.helper() if self.helper_first is not None else None
             if helper_now is None:
-                self.seen = cpu
+                self.seen, self.busy = cpu, None
                 return cpu, None  # the helper cannot be read: no idle time is the student's
             self.helper_last = helper_now
             cpu += helper_now.cpu - self.helper_first.cpu
@@ -191,11 +194,25 @@ class Stopwatch:
         done = helper_now.cpu - self.helper_first.cpu if helper_now is not None else 0.0
         return max(done, 0.0)
 
+    def pending(self) -> None:
+        """The reading just taken found the call still unanswered (an empty look, a question for
+        the reference): the student's idle time so far is certain."""
+        if self.busy is not None and self.read_waited == self.waited:
+            self.pending_waited, self.pending_idle = self.waited, max(self.waited - self.busy, 0.0)
+
     def idle(self) -> float:
-        """Seconds of the call's wait that were the student's own, as the clocks last said: the
-        wall time waited for it less the time its tasks ran or waited for a processor; 0 where
-        the run delay is unknown (then no wait is the student's)."""
-        return max(self.waited - self.busy, 0.0) if self.busy is not None else 0.0
+        """Seconds of the call's wait that were the student's own: the wall time waited for it
+        less the time its tasks ran or waited for a processor, as the clocks said at its end.
+        Of the wait since the last reading that found it unanswered, at most :data:`TICK`
+        counts: the grader looks at least that often, so a longer last wait was the grader's
+        own (stopped, or paused) while the worker had answered, frozen at its write, neither
+        running nor waiting. Where its end could not be read, the idle time as of that last
+        reading alone; none where the run delay is unknown (then no wait is the student's)."""
+        if self.busy is None or self.read_waited != self.waited:
+            return self.pending_idle
+        end = max(self.waited - self.busy, 0.0)
+        last = min(self.waited - self.pending_waited, TICK)
+        return max(self.pending_idle, min(end, self.pending_idle + last))
 
     def cpu(self) -> float | None:
         """Processor seconds used for the call since it began (None: unknown)."""
@@ -210,6 +227,7 @@ class Stopwatch:
         waited = wall if waited is None else waited
         read = self._read()
         if read is not None:
+            self.pending()  # a verdict is asked for only while the call has not answered
             cpu, busy = read
             if cpu > self.limit:
                 return CPU
@@ -221,9 +239,15 @@ class Stopwatch:
 
 
 def lingered(wall: float, before: Usage | None, after: Usage | None) -> float:
-    """Of ``wall`` seconds spent waiting for a task whose usage went from ``before`` to
-    ``after``, those it neither ran nor waited for a processor; 0 where that cannot be known."""
-    if before is None or after is None or before.delay is None or after.delay is None:
+    """Of ``wall`` seconds spent waiting for a task to end, whose usage went from ``before`` to
+    ``after``, those it neither ran nor waited for a processor: all of them where it is gone
+    (``after`` None: an honest end comes moments after the task let go of its pipes); none
+    where its run delay cannot be read."""
+    if before is None or before.delay is None:
+        return 0.0
+    if after is None:
+        return max(wall, 0.0)
+    if after.delay is None:
         return 0.0
     return max(wall - (after.cpu - before.cpu) - (after.delay - before.delay), 0.0)
 

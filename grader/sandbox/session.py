@@ -304,6 +304,7 @@ class Sandboxed(Deadlined):
             self._problem = stop.message
             return
         finally:
+            self.idle += self.watch.idle()  # each load's too: a file may sleep as it is loaded again
             self.watch = None
         signatures = _plain_signatures(reply.get("signatures"))
         if reply.get("type") == "ready" and signatures is not None:
@@ -489,15 +490,18 @@ class Sandboxed(Deadlined):
         except EOFError:
             message = None  # handled below: an error raised here would carry this one as context
         except WireError as err:
+            self._read_at_the_end()
             self._end_worker()
             raise StudentError(
                 f"{_subject(name)} sent back something the grader does not accept: {student_text(str(err))}."
             ) from None
         message = student_strings(message)  # its texts enter here, made safe for every later use
         if message is not None and not isinstance(message.get("type"), str):
+            self._read_at_the_end()
             self._end_worker()  # every comparison below trusts the type to be a string
             raise StudentError(f"{_subject(name)} sent back a message of no known type.")
         if message is None:
+            self._read_at_the_end()
             why = self._death(name)
             if name in self.stuck:
                 self._raise_stuck(name)
@@ -507,7 +511,16 @@ class Sandboxed(Deadlined):
         if self.watch is not None and (message["type"] != "callback" or self.watch.due()):
             if (self.watch.cpu() or 0.0) > self.watch.limit:
                 raise self._timeout(name, CPU)
+            if message["type"] == "callback":
+                self.watch.pending()  # it asks: it has not answered yet
         return message
+
+    def _read_at_the_end(self) -> None:
+        """Read the clocks of a call (or load) that ended without an answer (the worker gone,
+        or saying what the grader does not accept), while the worker can still be read: its
+        idle time is counted as of its end (:meth:`.clock.Stopwatch.idle`)."""
+        if self.watch is not None:
+            self.watch.cpu()
 
     def _death(self, name: str) -> str:
         """Why the worker is gone, in a student's words."""
@@ -518,8 +531,8 @@ class Sandboxed(Deadlined):
         except WardenLost:
             return self._lost(name)
         code = status.get("code")
-        if status.get("alive"):  # it closed its end and stayed: the wait for it was its own doing
-            self.idle += lingered(time.monotonic() - began, before, self._worker_usage())
+        # it let go of its end and stayed (alive, or ended meanwhile): the wait was its own doing
+        self.idle += lingered(time.monotonic() - began, before, self._worker_usage())
         self._end_worker()
         if status.get("alive"):
             return f"{_subject(name)} closed its connection to the grader."
@@ -621,12 +634,10 @@ class Sandboxed(Deadlined):
                 return self._checked(name, reply)
         except StudentTimeout as stop:
             self.stuck[name] = type(stop)(stop.message + _NOT_AGAIN)
-            answered = True  # a limit was found on clocks read just now
             raise
         finally:
             self.relayed += self.watch.others(reread=not answered)
-            if answered:  # idle time as clocks read at the call's end say (a crash reads none)
-                self.idle += self.watch.idle()
+            self.idle += self.watch.idle()
             self.watch = None
 
     def begin_example(self) -> None:
