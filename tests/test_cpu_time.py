@@ -174,66 +174,54 @@ def test_a_sleeping_function_is_stopped_and_it_is_its_own_doing(tmp_path, isolat
     assert any("waited more than 0.5 s without running" in t["feedback"] for t in center)
 
 
-def test_sleeps_each_under_the_call_limit_are_stopped_as_the_students_own(tmp_path):
-    """A function that sleeps a little less than a call's limit at every call is never stopped
-    call by call; its sleeps add up, and past the submission's total limit it is stopped as a
-    time-out of its own. It used to run on until the wall-clock guard of the whole submission
-    (10 times its total) made every later check unfinished, "not a mistake of yours": a grade
-    put off at will, and a batch's time spent twice on it."""
-    file = _override(tmp_path, "naps", "time.sleep(0.4)\nreturn x - x.mean(axis=-1, keepdims=True)")
-    limits = ("--call-timeout", "0.5", "--total-timeout", "0.5")
-    code, report = _graded(file, "--isolation", "auto", "--only", "center_tokens", *limits)
-    assert code == 0
-    assert report["unfinished"] is False
-    center = [t for t in report["tests"] if t["exercise"] == "center_tokens"]
-    assert center and {t["status"] for t in center} == {"timeout"}
-    assert all("waited more than 0.5 s in total without running" in t["feedback"] for t in center)
-
-
-def test_a_function_that_hangs_up_and_stays_pays_for_the_wait(tmp_path):
-    """A call that closes its end of the conversation and sleeps on is waited for (two seconds
-    for it to end and say how) before its worker is ended: that wait is the student's idle time,
-    so such calls reach the total limit as sleeps do, not the wall-clock guard."""
-    file = _override(tmp_path, "hangs_up", "import os\nos.closerange(3, 4096)\ntime.sleep(10_000)")
-    limits = ("--call-timeout", "0.5", "--total-timeout", "0.5")
-    code, report = _graded(file, "--isolation", "auto", "--only", "center_tokens", *limits)
-    assert code == 0
-    assert report["unfinished"] is False
-    center = [t for t in report["tests"] if t["exercise"] == "center_tokens"]
-    assert center and "timeout" in {t["status"] for t in center}
-    assert any("waited more than 0.5 s in total without running" in t["feedback"] for t in center)
-
-
-#: A ``center_tokens`` that ends each call without an answer after sleeping under the call's
-#: limit, in three ways: the worker exits, it lets go of its pipes first and exits later, or
-#: each new worker sleeps as the file is loaded again and then exits.
-UNANSWERED = {
-    "exits": "def center_tokens(x):\n    time.sleep(0.4)\n    os._exit(0)\n",
+#: ``center_tokens`` that each sleep under the call's limit, and whether every one of its checks
+#: is then a time-out: sleeps in calls that answer; a call that lets go of its pipes and sleeps
+#: on (waited for, two seconds, before its worker is ended); calls that end without an answer
+#: (the worker exits, or lets go of its pipes and exits later); a file that sleeps each time a
+#: new worker loads it again.
+SLEEPERS = {
+    "sleeps, then answers": (
+        "def center_tokens(x):\n    time.sleep(0.4)\n    return x - x.mean(axis=-1, keepdims=True)\n",
+        True,
+    ),
+    "hangs up and stays": (
+        "def center_tokens(x):\n    os.closerange(3, 4096)\n    time.sleep(10_000)\n",
+        False,
+    ),
+    "sleeps, then exits": ("def center_tokens(x):\n    time.sleep(0.4)\n    os._exit(0)\n", False),
     "hangs up, then exits": (
-        "def center_tokens(x):\n    os.closerange(3, 4096)\n    time.sleep(0.4)\n    os._exit(0)\n"
+        "def center_tokens(x):\n    os.closerange(3, 4096)\n    time.sleep(0.4)\n    os._exit(0)\n",
+        False,
     ),
     "sleeps as it loads": (
         "if not getattr(sys, '_loaded_once', False):\n    sys._loaded_once = True\n    time.sleep(0.4)\n\n\n"
-        "def center_tokens(x):\n    os._exit(0)\n"
+        "def center_tokens(x):\n    os._exit(0)\n",
+        False,
     ),
 }
 
 
-@pytest.mark.parametrize("how", sorted(UNANSWERED))
-def test_calls_that_end_without_an_answer_pay_for_their_waits(tmp_path, how):
-    """Each worker lost is replaced, and a new one loads the file again: a call that slept and
-    then ended without answering (or a load that slept) added nothing to the submission's idle
-    time, so such calls ran on, a worker each, until the wall-clock guard made the grade
-    unfinished (red team helper-46)."""
-    override = tmp_path / "unanswered.py"
-    override.write_text("import os\nimport sys\nimport time\n\n\n" + UNANSWERED[how], encoding="utf-8")
-    file = compose(override, tmp_path / "unanswered", TOY)
+@pytest.mark.parametrize("how", sorted(SLEEPERS))
+def test_sleeps_each_under_the_call_limit_add_up_to_the_students_own_time_out(tmp_path, how):
+    """A file whose calls (or loads) each sleep a little under the call's limit is never stopped
+    call by call; its sleeps add up, and past the submission's total limit it is stopped as a
+    time-out of its own. Such a file used to run on, a new worker after each lost one, until the
+    wall-clock guard of the whole submission (10 times its total) made every later check
+    unfinished, "not a mistake of yours": a grade put off at will, and a batch's time spent twice
+    on it (the last three: red team helper-46)."""
+    source, every = SLEEPERS[how]
+    override = tmp_path / "sleeper.py"
+    override.write_text("import os\nimport sys\nimport time\n\n\n" + source, encoding="utf-8")
+    file = compose(override, tmp_path / "sleeper", TOY)
     limits = ("--call-timeout", "0.5", "--total-timeout", "0.5")
     code, report = _graded(file, "--isolation", "auto", "--only", "center_tokens", *limits)
     assert code == 0
     assert report["unfinished"] is False
     center = [t for t in report["tests"] if t["exercise"] == "center_tokens"]
-    assert any("waited more than 0.5 s in total without running" in t["feedback"] for t in center)
+    told = ["waited more than 0.5 s in total without running" in t["feedback"] for t in center]
+    assert center and "timeout" in {t["status"] for t in center} and any(told)
+    if every:
+        assert {t["status"] for t in center} == {"timeout"} and all(told)
 
 
 def test_the_alarm_in_process_stops_a_loop_and_a_sleep():
